@@ -1,0 +1,22 @@
+"""Compile a StableHLO module for a device."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Optional, Sequence, Tuple
+
+from tripy_flatir.device import device as Device
+from tripy_backend.executable import ErrorMapper, Executable
+
+
+def module_to_bytecode(module: Any) -> bytes:
+    buf = io.BytesIO()
+    module.operation.write_bytecode(buf)
+    return buf.getvalue()
+
+
+def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
+            error_mapper: Optional[ErrorMapper] = None) -> Executable:
+    """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims."""
+    data = module if isinstance(module, (bytes, bytearray)) else module_to_bytecode(module)
+    return Executable(bytes(data), input_shapes, device, error_mapper)

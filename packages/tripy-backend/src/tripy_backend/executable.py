@@ -1,0 +1,108 @@
+"""A compiled program: StableHLO in, device buffers in and out.
+
+A shape-polymorphic module (``?`` dims in its inputs) is specialized to each concrete input-shape
+signature on first use; the compiled specializations are kept in a bounded LRU cache.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import OrderedDict
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException
+from tripy_flatir.function import location_name
+from tripy_flatir.logging import logger
+from tripy_backend import _xla
+from tripy_backend.devices import compiler_name, platform
+
+# Maps an error text (which may mention MLIR locations) to a full report; given by the caller, who
+# knows the FlatIR/user code the module came from.
+ErrorMapper = Callable[[Optional[str], str], str]
+
+
+class Executable:
+    MAX_SPECIALIZATIONS = 64
+
+    def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
+                 error_mapper: Optional[ErrorMapper] = None) -> None:
+        self.module_bytes = module_bytes
+        self.input_shapes = [tuple(s) for s in input_shapes]
+        self.device = device
+        self.error_mapper = error_mapper
+        self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
+        self._compiled: "OrderedDict[tuple, Any]" = OrderedDict()
+        if not self.is_dynamic:
+            self._compiled[()] = self._compile(module_bytes)
+
+    # ---- compile ----------------------------------------------------------------------------------
+    def _error(self, headline: str, err: Exception) -> TripyException:
+        text = str(err)
+        name = location_name(text)
+        message = f"{headline}:\n    {text.strip()}"
+        return TripyException(self.error_mapper(name, message) if self.error_mapper else message)
+
+    def _compile(self, module_bytes: bytes) -> Any:
+        start = time.perf_counter()
+        try:
+            exe = _xla.compile(module_bytes, platform(self.device), self.device.index)
+        except Exception as e:  # compiler errors: map back to user code
+            raise self._error(f"{compiler_name(self.device)} failed to compile the program", e) from None
+        logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
+        return exe
+
+    def _specialize(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:
+        from jax.extend.mlir import ir
+
+        from tripy_flatir.mlir_utils import context
+
+        with context():
+            module = ir.Module.parse(self.module_bytes)
+            fn = next(op for op in module.body.operations if op.name == "func.func" and
+                      ir.StringAttr(op.attributes["sym_name"]).value == "main")
+            block = fn.regions[0].blocks[0]
+            new_types = []
+            for arg, shape in zip(block.arguments, shapes):
+                elt = ir.RankedTensorType(arg.type).element_type
+                t = ir.RankedTensorType.get(list(shape), elt)
+                arg.set_type(t)
+                new_types.append(t)
+            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+            fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, ftype.results))
+            buf = io.BytesIO()
+            module.operation.write_bytecode(buf)
+        try:
+            refined = _xla.refine_shapes(buf.getvalue())
+        except Exception as e:
+            raise self._error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", e) from None
+        return self._compile(refined)
+
+    def executable_for(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:
+        if not self.is_dynamic:
+            return self._compiled[()]
+        exe = self._compiled.get(shapes)
+        if exe is None:
+            exe = self._specialize(shapes)
+            self._compiled[shapes] = exe
+            if len(self._compiled) > self.MAX_SPECIALIZATIONS:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(shapes)
+        return exe
+
+    @property
+    def num_specializations(self) -> int:
+        return len(self._compiled)
+
+    # ---- run ----------------------------------------------------------------------------------------
+    def __call__(self, buffers: Sequence[Any]) -> List[Any]:
+        if self.is_dynamic:
+            exe = self.executable_for(tuple(tuple(b.shape) for b in buffers))
+        else:
+            exe = self._compiled[()]
+        try:
+            return _xla.execute(exe, buffers)
+        except _xla.runtime_error_types() as e:
+            raise self._error("The program failed at run time", e) from None

@@ -1,0 +1,166 @@
+"""A FlatIR program: inputs, ops in order, outputs; printable, rewritable, lowerable to StableHLO."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+from tripy_flatir.exceptions import TripyException, format_report
+from tripy_flatir.tensor import FlatIRTensor
+
+if TYPE_CHECKING:
+    from tripy_flatir.ops.base import BaseFlatIROp
+
+
+class FlatIRFunction:
+    def __init__(self, name: str = "main") -> None:
+        self.name = name
+        self.inputs: List[FlatIRTensor] = []
+        self.outputs: List[FlatIRTensor] = []
+        self.ops: List["BaseFlatIROp"] = []
+
+    # ---- building -------------------------------------------------------------------------------
+    def add_input(self, tensor: FlatIRTensor) -> FlatIRTensor:
+        self.inputs.append(tensor)
+        return tensor
+
+    def integrate_subgraph(self, inputs: Sequence[FlatIRTensor], outputs: Sequence[FlatIRTensor],
+                           sub_inputs: Sequence[FlatIRTensor], sub_outputs: Sequence[FlatIRTensor]) -> List["BaseFlatIROp"]:
+        """Inline the subgraph bound to (sub_inputs -> sub_outputs), remapping it onto (inputs -> outputs).
+
+        The subgraph is every op reachable backwards from `sub_outputs` without crossing `sub_inputs`.
+        Returns the inlined ops in execution order.
+        """
+        remap: Dict[int, FlatIRTensor] = {id(s): t for s, t in zip(sub_inputs, inputs)}
+        remap.update({id(s): t for s, t in zip(sub_outputs, outputs)})
+        boundary = {id(s) for s in sub_inputs}
+
+        ordered: List["BaseFlatIROp"] = []
+        seen: set[int] = set()
+        for out in sub_outputs:
+            if out.producer is None:
+                raise TripyException(f"Internal error: the lowering did not produce output '{out.name}'. "
+                                     "Every output passed to to_flat_ir() must be bound by building an op.")
+            stack: List[Any] = [(out.producer, False)]
+            while stack:
+                op, expanded = stack.pop()
+                if id(op) in seen:
+                    continue
+                if expanded:
+                    seen.add(id(op))
+                    ordered.append(op)
+                    continue
+                stack.append((op, True))
+                for inp in op.inputs:
+                    if id(inp) in boundary:
+                        continue
+                    if inp.producer is None:
+                        raise TripyException(f"Internal error: the lowering used tensor '{inp.name}', which is "
+                                             "neither one of its inputs nor produced inside it.")
+                    if id(inp.producer) not in seen:
+                        stack.append((inp.producer, False))
+
+        for op in ordered:
+            op.inputs = [remap.get(id(t), t) for t in op.inputs]
+            op.outputs = [remap.get(id(t), t) for t in op.outputs]
+            for o in op.outputs:
+                o.producer = op
+        self.ops.extend(ordered)
+        return ordered
+
+    # ---- text -----------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        lines = [f"Function {self.name}:", "inputs:"]
+        lines += [f"    {t}" for t in self.inputs]
+        lines += [str(op) for op in self.ops]
+        lines.append("outputs:")
+        lines += [f"    {t}" for t in self.outputs]
+        return "\n".join(lines)
+
+    # ---- lowering -------------------------------------------------------------------------------
+    def to_mlir(self) -> Any:
+        """Build and verify the StableHLO module (``func.func @main``). Raises TripyException on failure."""
+        from jax.extend.mlir import ir
+        from jax.extend.mlir.dialects import func
+
+        from tripy_flatir.mlir_utils import context
+
+        with context(), ir.Location.unknown():
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                ftype = ir.FunctionType.get([t.mlir_type() for t in self.inputs], [])
+                fn = func.FuncOp(self.name, ftype)
+                fn.attributes["sym_visibility"] = ir.StringAttr.get("public")
+                block = fn.add_entry_block()
+                values: Dict[int, Any] = {id(t): a for t, a in zip(self.inputs, block.arguments)}
+                with ir.InsertionPoint(block):
+                    for op in self.ops:
+                        with ir.Location.name(op.outputs[0].name):
+                            try:
+                                results = op.to_mlir([values[id(i)] for i in op.inputs])
+                            except TripyException:
+                                raise
+                            except Exception as e:
+                                raise TripyException(self.error_report(
+                                    op.outputs[0].name, f"Failed to lower to MLIR: {e}")) from e
+                        for o, r in zip(op.outputs, results):
+                            values[id(o)] = r
+                    results = [values[id(o)] for o in self.outputs]
+                    func.ReturnOp(results)
+                fn.attributes["function_type"] = ir.TypeAttr.get(
+                    ir.FunctionType.get([t.mlir_type() for t in self.inputs], [r.type for r in results]))
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise TripyException(self.diagnostics_report("MLIR verification failed", e.error_diagnostics)) from None
+        return module
+
+    # ---- errors ---------------------------------------------------------------------------------
+    def find_tensor(self, name: str) -> Optional[FlatIRTensor]:
+        for t in self.inputs:
+            if t.name == name:
+                return t
+        for op in self.ops:
+            for o in op.outputs:
+                if o.name == name:
+                    return o
+        return None
+
+    def error_report(self, tensor_name: Optional[str], message: str) -> str:
+        """A report for an error located at FlatIR tensor `tensor_name`: the FlatIR expression, why a
+        lowering introduced it (if one did), and the user code it came from."""
+        tensor = self.find_tensor(tensor_name) if tensor_name else None
+        if tensor is None:
+            return message
+        details = []
+        if tensor.producer is not None:
+            details.append("\nThis error occurred while compiling the following FlatIR expression:\n    | "
+                           + str(tensor.producer))
+        if tensor.reason:
+            details.append(f"\nNote: tripy introduced this operation while lowering {tensor.origin or 'an operation'}: "
+                           f"{tensor.reason}")
+        input_infos = []
+        if tensor.producer is not None:
+            input_infos = [i.stack_info for i in tensor.producer.inputs if i.stack_info is not tensor.stack_info]
+        if tensor.stack_info:
+            details.append("\nThis originated from the expression shown at the top.")
+        return format_report(message, tensor.stack_info, details, input_infos)
+
+    def diagnostics_report(self, headline: str, diagnostics: Sequence[Any]) -> str:
+        """Map MLIR diagnostics (which carry ``loc("<tensor name>")``) back to FlatIR and user code."""
+        messages = []
+        first_name = None
+        for d in diagnostics:
+            name = location_name(str(d.location))
+            first_name = first_name or name
+            messages.append(f"({name or 'unknown'}) {d.message}")
+        return self.error_report(first_name, f"{headline}:\n    " + "\n    ".join(messages))
+
+
+_LOC_RE = re.compile(r'loc\("([^"]+)"')
+
+
+def location_name(location: str) -> Optional[str]:
+    """The FlatIR tensor name in an MLIR location like ``loc("t_inter3")``."""
+    m = _LOC_RE.search(location)
+    return m.group(1) if m else None

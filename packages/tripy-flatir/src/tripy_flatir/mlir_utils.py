@@ -1,0 +1,62 @@
+"""Small helpers over the MLIR Python bindings (jax.extend.mlir) shared by FlatIR ops."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.dtypes import dtype as DType
+from tripy_flatir import dtypes
+
+_local = threading.local()
+
+
+def context() -> ir.Context:
+    """This thread's MLIR context, with the func, StableHLO and CHLO dialects loaded."""
+    ctx = getattr(_local, "context", None)
+    if ctx is None:
+        from jaxlib.mlir._mlir_libs import register_jax_dialects  # upstream dialect registry (func, ...)
+
+        registry = ir.DialectRegistry()
+        register_jax_dialects.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        ctx.load_all_available_dialects()
+        stablehlo.register_dialect(ctx)
+        from jax.extend.mlir.dialects import chlo
+
+        chlo.register_dialect(ctx)
+        _local.context = ctx
+    return ctx
+
+
+def tensor_type(shape: Any, dtype: DType) -> ir.RankedTensorType:
+    dims = [ir.ShapedType.get_dynamic_size() if d < 0 else int(d) for d in shape]
+    return ir.RankedTensorType.get(dims, dtype.mlir_type())
+
+
+def dense_attr(value: Any, dtype: DType, shape: Any = None) -> ir.DenseElementsAttr:
+    """A dense elements attribute holding `value` (a scalar or array) as `dtype`."""
+    array = np.asarray(value, dtype=dtype.numpy_dtype)
+    shape = array.shape if shape is None else tuple(shape)
+    ttype = tensor_type(shape, dtype)
+    if array.size == 1 and array.shape != shape:
+        array = np.broadcast_to(array, shape)
+    array = np.ascontiguousarray(array)
+    if dtype is dtypes.bool:
+        packed = np.packbits(array.astype(np.uint8), bitorder="little")
+        return ir.DenseElementsAttr.get(packed, type=ttype.element_type, shape=list(shape))
+    if dtype in (dtypes.bfloat16, dtypes.float8, dtypes.int4):
+        bits = array.view(np.uint16 if array.dtype.itemsize == 2 else np.uint8)
+        if dtype is dtypes.int4:
+            raise NotImplementedError("int4 constants are not supported")
+        return ir.DenseElementsAttr.get(bits, type=ttype.element_type, shape=list(shape))
+    return ir.DenseElementsAttr.get(array, type=ttype.element_type, shape=list(shape))
+
+
+def i64_attr_array(values: Any) -> Any:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])

@@ -1,0 +1,76 @@
+"""The FlatIR op base class.
+
+``SomeOp.build(inputs, outputs, **attrs)`` creates the op and makes it the producer of its outputs:
+building an op is what adds it to a subgraph. ``to_mlir(operands)`` emits exactly one MLIR op and
+returns its result values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, List, Sequence
+
+from tripy_flatir.tensor import FlatIRTensor
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class BaseFlatIROp:
+    inputs: List[FlatIRTensor]
+    outputs: List[FlatIRTensor]
+
+    # Fields not shown in the text form.
+    str_skip_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def build(cls, inputs: Sequence[FlatIRTensor], outputs: Sequence[FlatIRTensor], **attrs: Any) -> "BaseFlatIROp":
+        op = cls(list(inputs), list(outputs), **attrs)
+        for out in op.outputs:
+            out.producer = op
+        return op
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        raise NotImplementedError
+
+    def result_type(self, index: int = 0) -> Any:
+        return self.outputs[index].mlir_type()
+
+    def attribute_items(self) -> list[tuple[str, Any]]:
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.name not in ("inputs", "outputs") and f.name not in self.str_skip_fields]
+
+    def __str__(self) -> str:
+        outs = ", ".join(str(o) for o in self.outputs)
+        args = [i.name for i in self.inputs] + [f"{k}={_attr_str(v)}" for k, v in self.attribute_items()]
+        return f"{outs} = {type(self).__name__}({', '.join(args)})"
+
+    __repr__ = __str__
+
+
+def _attr_str(value: Any) -> str:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        if value.size > 8:
+            return f"<array shape={list(value.shape)} dtype={value.dtype}>"
+        return str(value.tolist())
+    return str(value)
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class UnaryElementwiseOp(BaseFlatIROp):
+    """Base for ops that apply one StableHLO elementwise op to one operand."""
+
+    mlir_op: ClassVar[Any] = None
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        return [type(self).mlir_op(operands[0]).result]
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class BinaryElementwiseOp(BaseFlatIROp):
+    """Base for ops that apply one StableHLO elementwise op to two same-shaped operands."""
+
+    mlir_op: ClassVar[Any] = None
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        return [type(self).mlir_op(*operands).result]

@@ -1,0 +1,14 @@
+import dataclasses
+from typing import Any, List
+
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.ops.base import BaseFlatIROp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class ConvertOp(BaseFlatIROp):
+    """Elementwise conversion to the output's dtype."""
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        return [stablehlo.ConvertOp(self.result_type(), operands[0]).result]

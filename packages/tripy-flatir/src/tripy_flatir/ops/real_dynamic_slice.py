@@ -1,0 +1,14 @@
+import dataclasses
+from typing import Any, List
+
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.ops.base import BaseFlatIROp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class DynamicSliceOp(BaseFlatIROp):
+    """Slice whose bounds are run-time values: inputs (operand, start, limit, stride), each a 1-D int tensor."""
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        return [stablehlo.RealDynamicSliceOp(self.result_type(), *operands).result]

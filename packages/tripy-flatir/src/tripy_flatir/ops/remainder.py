@@ -1,0 +1,10 @@
+import dataclasses
+
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.ops.base import BinaryElementwiseOp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class RemOp(BinaryElementwiseOp):
+    mlir_op = stablehlo.RemOp

@@ -1,0 +1,10 @@
+import dataclasses
+
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.ops.base import UnaryElementwiseOp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class SineOp(UnaryElementwiseOp):
+    mlir_op = stablehlo.SineOp

@@ -1,0 +1,83 @@
+"""Where in the user's code something was created.
+
+Captured cheaply (raw frame data only) every time a tensor is made; resolved to file, line, source
+text and column range only when an error report needs it.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from dataclasses import dataclass
+from types import CodeType
+from typing import Optional
+
+# Module-name prefixes of library code; frames from these are skipped when looking for user code.
+_LIBRARY_PREFIXES = ("tripy.", "tripy_flatir", "tripy_trace", "tripy_backend", "tripy_frontend")
+
+
+def is_library_module(module_name: str) -> bool:
+    return module_name == "tripy" or module_name.startswith(_LIBRARY_PREFIXES)
+
+
+@dataclass
+class SourceFrame:
+    file: str
+    line: int
+    function: str
+    code: str
+    column_range: Optional[tuple[int, int]]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}()"
+
+
+class StackInfo:
+    """The user frames (innermost first) active when something was created."""
+
+    __slots__ = ("_raw", "_frames")
+
+    MAX_FRAMES = 4
+
+    def __init__(self, raw: list[tuple[CodeType, int, int]]) -> None:
+        self._raw = raw
+        self._frames: Optional[list[SourceFrame]] = None
+
+    @property
+    def frames(self) -> list[SourceFrame]:
+        if self._frames is None:
+            self._frames = [_resolve(*r) for r in self._raw]
+        return self._frames
+
+    @property
+    def user_frame(self) -> Optional[SourceFrame]:
+        frames = self.frames
+        return frames[0] if frames else None
+
+    def __bool__(self) -> bool:
+        return bool(self._raw)
+
+
+def capture(max_frames: int = StackInfo.MAX_FRAMES) -> StackInfo:
+    """Record the innermost user (non-tripy) frames of the current call stack."""
+    frame = sys._getframe(1)
+    raw: list[tuple[CodeType, int, int]] = []
+    while frame is not None and len(raw) < max_frames:
+        if not is_library_module(frame.f_globals.get("__name__", "")):
+            raw.append((frame.f_code, frame.f_lasti, frame.f_lineno))
+        frame = frame.f_back  # type: ignore[assignment]
+    return StackInfo(raw)
+
+
+def _resolve(code: CodeType, lasti: int, lineno: int) -> SourceFrame:
+    column_range = None
+    positions = getattr(code, "co_positions", None)
+    if positions is not None and lasti >= 0:
+        try:
+            start_line, end_line, start_col, end_col = list(positions())[lasti // 2]
+            if start_line == end_line == lineno and start_col is not None and end_col is not None:
+                column_range = (start_col, end_col)
+        except (IndexError, ValueError):
+            pass
+    text = linecache.getline(code.co_filename, lineno).rstrip("\n")
+    return SourceFrame(code.co_filename, lineno, code.co_name, text, column_range)

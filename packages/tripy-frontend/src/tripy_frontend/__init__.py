@@ -1,0 +1,43 @@
+"""tripy frontend: Tensor, operations, modules, compile, error reports.
+
+Every public name is registered in ``tripy_frontend.export.PUBLIC_API``; ``tripy`` re-exports them.
+Each op lives in its own module under ``tripy_frontend.ops``; all of them are imported here, and the
+Tensor methods they register are attached to ``Tensor`` once they are all loaded.
+"""
+
+import importlib as _importlib
+import importlib.util
+import pkgutil as _pkgutil
+
+from tripy_flatir import dtypes as _dtypes
+from tripy_flatir.exceptions import TripyException
+from tripy_flatir.logging import logger
+from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.tensor import Tensor
+from tripy_frontend import device as _device_module  # noqa: F401
+from tripy_frontend import dimension_size as _dimension_size  # noqa: F401
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+
+__version__ = "0.1.0"
+
+
+def _load_submodules(package: str) -> None:
+    pkg = _importlib.import_module(package)
+    for m in _pkgutil.iter_modules(pkg.__path__):
+        _importlib.import_module(f"{package}.{m.name}")
+
+
+for _pkg in ("tripy_frontend.ops", "tripy_frontend.nn", "tripy_frontend.compiler"):
+    if _importlib.util.find_spec(_pkg) is not None:
+        _load_submodules(_pkg)
+
+for _name, _method in TENSOR_METHOD_REGISTRY.methods.items():
+    setattr(Tensor, _name, _method)
+
+for _dt in _dtypes.ALL_DTYPES:
+    PUBLIC_API[_dt.name] = _dt
+PUBLIC_API["dtype"] = _dtypes.dtype
+PUBLIC_API["logger"] = logger
+PUBLIC_API["TripyException"] = TripyException
+
+__all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "logger"]

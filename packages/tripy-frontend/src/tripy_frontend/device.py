@@ -1,0 +1,29 @@
+"""``tp.device``: a device that the backend can actually run programs on."""
+
+from __future__ import annotations
+
+from tripy_backend.devices import check_device, compiler_name
+from tripy_flatir.device import device as _Device
+from tripy_frontend.export import public_api
+
+
+@public_api()
+class device(_Device):
+    """A device: ``tp.device("cpu")``, ``tp.device("gpu")``, ``tp.device("gpu:1")``.
+
+    Creating a device that no installed backend can use raises an error that says what to install.
+
+    .. code-block:: python
+
+        cpu = tp.device("cpu")
+        assert str(cpu) == "cpu:0"
+    """
+
+    __slots__ = ()
+
+    def __init__(self, device: str) -> None:
+        super().__init__(device)
+        check_device(self)
+
+    def __repr__(self) -> str:
+        return f"device(kind={self.kind}, index={self.index}, compiler={compiler_name(self)})"

@@ -1,0 +1,104 @@
+"""Shapes are values: ``t.shape`` is a tuple of DimensionSize, a rank-0 int32 tensor whose value is
+known statically when the dim is static (and folds in shape arithmetic), and computed at run time
+when it is not (compiled programs with dynamic dims)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from tripy_flatir import dtypes
+from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
+from tripy_trace.ops.constant import Constant
+from tripy_trace.ops.dim_size import DimSize
+from tripy_trace.tensor import TraceTensor
+from tripy_frontend.export import public_api
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+class DimensionSize(Tensor):
+    """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints."""
+
+    __slots__ = ("_static", "_tt")
+
+    def __init__(self, data: Any) -> None:  # noqa: D107
+        self._static: Optional[int] = int(data)
+        self._tt: Optional[TraceTensor] = None
+
+    @property  # type: ignore[override]
+    def trace_tensor(self) -> TraceTensor:  # built lazily: most static sizes never enter a graph
+        if self._tt is None:
+            from tripy_flatir import stack_info
+            from tripy_flatir.device import CPU
+
+            op = Constant.build([], stack_info.capture(), value=np.int32(self._static), dtype=dtypes.int32, device=CPU)
+            self._tt = op.outputs[0]
+        return self._tt
+
+    @trace_tensor.setter
+    def trace_tensor(self, value: TraceTensor) -> None:
+        self._tt = value
+
+    @classmethod
+    def _dynamic(cls, tensor: Tensor) -> "DimensionSize":
+        d = cls.__new__(cls)
+        d._static = None
+        d._tt = tensor.trace_tensor
+        return d
+
+    def __repr__(self) -> str:
+        return str(self._static) if self._static is not None else str(int(self))
+
+    def __int__(self) -> int:
+        return self._static if self._static is not None else int(Tensor._scalar(self))
+
+    def __index__(self) -> int:
+        return int(self)
+
+    __hash__ = Tensor.__hash__
+
+
+def static_value(t: Any) -> Optional[int]:
+    """The statically known value of a DimensionSize (None if only known at run time)."""
+    if isinstance(t, DimensionSize):
+        return t._static
+    return None
+
+
+def shape_of(t: Tensor) -> tuple:
+    out = []
+    for d, size in enumerate(t.trace_tensor.shape):
+        if size >= 0:
+            out.append(DimensionSize(size))
+        else:
+            out.append(DimensionSize._dynamic(Tensor._from_op(DimSize, [t], dim=d)))
+    return tuple(out)
+
+
+def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False) -> Callable[..., Any]:
+    def method(self: DimensionSize, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            other = DimensionSize(int(other))
+        if not isinstance(other, DimensionSize):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        if a._static is not None and b._static is not None:
+            result = fold(a._static, b._static)
+            return DimensionSize(result) if not isinstance(result, bool) else result
+        out = Tensor._from_op(BinaryElementwise, [a, b], kind=kind)
+        return DimensionSize._dynamic(out) if not kind.is_comparison else out
+
+    return method
+
+
+for _name, _kind, _fold in [("add", Kind.SUM, operator.add), ("sub", Kind.SUB, operator.sub),
+                            ("mul", Kind.MUL, operator.mul), ("floordiv", Kind.FLOOR_DIV, operator.floordiv),
+                            ("mod", Kind.MOD, operator.mod)]:
+    setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
+    setattr(DimensionSize, f"__r{_name}__", _arith(_kind, _fold, reflected=True))
+for _name, _kind, _fold in [("eq", Kind.EQ, operator.eq), ("ne", Kind.NE, operator.ne), ("lt", Kind.LT, operator.lt),
+                            ("le", Kind.LE, operator.le), ("gt", Kind.GT, operator.gt), ("ge", Kind.GE, operator.ge)]:
+    setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))

@@ -1,0 +1,25 @@
+from typing import Any
+
+from tripy_frontend.ops.binary import binary
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.binary_elementwise import Kind
+
+
+@TENSOR_METHOD_REGISTRY("__floordiv__")
+def __floordiv__(self: Tensor, other: Any) -> Tensor:
+    """Floor division (rounds toward negative infinity, as in Python), ``a // b``, elementwise, with NumPy broadcasting; a Python number takes the tensor's dtype.
+
+    .. code-block:: python
+
+        a = tp.Tensor([[1.0, 2.0], [3.0, 4.0]])
+        b = tp.Tensor([2.0, 4.0])
+        assert np.array_equal(np.from_dlpack(a // b), np.array([[0.0, 0.0], [1.0, 1.0]], dtype=np.float32))
+    """
+    return binary(self, other, Kind.FLOOR_DIV)
+
+
+@TENSOR_METHOD_REGISTRY("__rfloordiv__")
+def __rfloordiv__(self: Tensor, other: Any) -> Tensor:
+    """other // self for a Python number other."""
+    return binary(other, self, Kind.FLOOR_DIV)

@@ -1,0 +1,19 @@
+from typing import Any
+
+from tripy_flatir import dtypes
+from tripy_frontend.ops.binary import ALL_NUMERIC, binary
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.binary_elementwise import Kind
+
+
+@TENSOR_METHOD_REGISTRY("__gt__")
+def __gt__(self: Tensor, other: Any) -> Tensor:
+    """``a > b`` elementwise with NumPy broadcasting, giving a bool tensor.
+
+    .. code-block:: python
+
+        out = tp.Tensor([1, 2]) > tp.Tensor([2, 2])
+        assert out.tolist() == [False, False]
+    """
+    return binary(self, other, Kind.GT, ALL_NUMERIC + (dtypes.bool,))

@@ -1,0 +1,15 @@
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.ops.unary import NUMERIC_TYPES, unary
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.unary_elementwise import Kind
+
+
+@TENSOR_METHOD_REGISTRY("__neg__")
+def __neg__(self: Tensor) -> Tensor:
+    """Negation, elementwise: ``-t``.
+
+    .. code-block:: python
+
+        assert (-tp.Tensor([1.0, -2.0])).tolist() == [-1.0, 2.0]
+    """
+    return unary(self, Kind.NEG, "'-' (negation)", NUMERIC_TYPES)

@@ -1,0 +1,20 @@
+"""Shared body of the reductions (each public reduction has its own file)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tripy_flatir import dtypes
+from tripy_trace.ops.reduce import Reduce
+from tripy_frontend.ops.common import normalize_dims
+from tripy_frontend.ops.unary import check_dtype
+from tripy_frontend.tensor import Tensor
+
+
+def reduce(input: Tensor, kind: str, dim: Any, keepdim: bool, what: str,
+           allowed: Sequence[dtypes.dtype]) -> Tensor:
+    check_dtype(input, allowed, what)
+    dims = normalize_dims(dim, input.rank, what)
+    if not dims:
+        return input
+    return Tensor._from_op(Reduce, [input], kind=kind, dims=dims, keepdim=bool(keepdim))

@@ -1,0 +1,23 @@
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.unary import unary
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.unary_elementwise import Kind
+
+
+@public_api()
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent, elementwise.
+
+    Args:
+        input: A floating-point tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    .. code-block:: python
+
+        x = tp.Tensor([0.5, 1.0, 2.0])
+        y = tp.tanh(x)
+        assert np.allclose(np.from_dlpack(y), np.tanh(np.array([0.5, 1.0, 2.0], dtype=np.float32)), atol=1e-6)
+    """
+    return unary(input, Kind.TANH, "tripy.tanh")

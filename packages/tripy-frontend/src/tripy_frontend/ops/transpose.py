@@ -1,0 +1,22 @@
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.ops.permute import permute
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+@TENSOR_METHOD_REGISTRY("transpose")
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims (also ``t.transpose(dim0, dim1)``).
+
+    .. code-block:: python
+
+        out = tp.transpose(tp.Tensor([[1, 2, 3]]), 0, 1)
+        assert out.tolist() == [[1], [2], [3]]
+    """
+    d0 = normalize_dim(dim0, input.rank, "tripy.transpose")
+    d1 = normalize_dim(dim1, input.rank, "tripy.transpose")
+    perm = list(range(input.rank))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return permute(input, perm)

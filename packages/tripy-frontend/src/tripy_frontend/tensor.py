@@ -1,0 +1,258 @@
+"""tripy.Tensor: a handle on one output of a trace op. Ops only build graph; using a value evaluates it."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Optional, Sequence, Type
+
+import numpy as np
+
+from tripy_flatir import dtypes
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.storage import Storage
+from tripy_trace.tensor import TraceTensor
+from tripy_frontend.export import PUBLIC_API, public_api
+
+
+@public_api()
+class Tensor:
+    """A tensor. Create one from a Python scalar or (nested) list, a NumPy array, or any object that
+    supports DLPack or the array protocol; or get one from a tripy operation.
+
+    Operations are lazy: they record what to compute. A tensor is evaluated when its value is used
+    (``print``, ``.eval()``, ``np.from_dlpack(t)``, ``t.tolist()``, ``bool(t)``).
+
+    .. code-block:: python
+
+        t = tp.Tensor([[1.0, 2.0], [3.0, 4.0]])
+        assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    """
+
+    __slots__ = ("trace_tensor", "__weakref__")
+
+    def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
+                 name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
+        from tripy_backend import memory
+
+        info = _stack.capture() if fetch_stack_info else None
+        array = _to_numpy(data, dtype, info)
+        device = device or _default_device()
+        tdtype = dtypes.from_numpy(array.dtype)
+        assert tdtype is not None
+        buffer = memory.to_device(array, device)
+        op = Storage.build([], info, data=buffer, shape=array.shape, dtype=tdtype, device=device)
+        self.trace_tensor = op.outputs[0]
+        if name:
+            self.trace_tensor.name = name
+
+    # ---- construction from ops (used by every frontend op) --------------------------------------
+    @classmethod
+    def _from_trace_tensor(cls, trace_tensor: TraceTensor) -> "Tensor":
+        t = cls.__new__(cls)
+        t.trace_tensor = trace_tensor
+        return t
+
+    @classmethod
+    def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1,
+                 **attrs: Any) -> Any:
+        """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports."""
+        info = _stack.capture()
+        op = op_cls.build([i.trace_tensor for i in inputs], info, num_outputs, **attrs)
+        outs = [cls._from_trace_tensor(o) for o in op.outputs]
+        return outs[0] if num_outputs == 1 else outs
+
+    # ---- metadata (no evaluation needed) ---------------------------------------------------------
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return self.trace_tensor.dtype
+
+    @property
+    def device(self) -> Device:
+        return self.trace_tensor.device
+
+    @property
+    def rank(self) -> int:
+        return self.trace_tensor.rank
+
+    @property
+    def shape(self) -> tuple:
+        """The shape as a tuple of ``DimensionSize`` values (ints when known, run-time values when not)."""
+        from tripy_frontend.dimension_size import shape_of
+
+        return shape_of(self)
+
+    @property
+    def name(self) -> str:
+        return self.trace_tensor.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.trace_tensor.name = value
+
+    @property
+    def stack_info(self) -> Any:
+        return self.trace_tensor.stack_info
+
+    # ---- evaluation -------------------------------------------------------------------------------
+    def eval(self) -> "Tensor":
+        """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
+        from tripy_frontend.eager import evaluate
+
+        if not isinstance(self.trace_tensor.producer, Storage):
+            evaluate([self])
+        return self
+
+    @property
+    def is_evaluated(self) -> bool:
+        return isinstance(self.trace_tensor.producer, Storage)
+
+    def _buffer(self) -> Any:
+        self.eval()
+        producer = self.trace_tensor.producer
+        assert isinstance(producer, Storage)
+        return producer.data
+
+    def _numpy(self) -> np.ndarray:
+        from tripy_backend import memory
+
+        return memory.to_numpy(self._buffer())
+
+    def tolist(self) -> Any:
+        """The value as (nested) Python lists of Python scalars."""
+        array = self._numpy()
+        if self.dtype in (dtypes.bfloat16, dtypes.float8):
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._buffer().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._buffer().__dlpack_device__()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self._numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __bool__(self) -> bool:
+        from tripy_frontend.dimension_size import static_value
+
+        v = static_value(self)
+        if v is not None:
+            return bool(v)
+        array = self._numpy()
+        if array.size != 1:
+            raise_error(f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
+                        self.stack_info, ["Use tripy.any() or tripy.all() to reduce it first."])
+        return bool(array.reshape(()))
+
+    def __int__(self) -> int:
+        from tripy_frontend.dimension_size import static_value
+
+        v = static_value(self)
+        return int(v) if v is not None else int(self._scalar())
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __index__(self) -> int:
+        if self.dtype not in dtypes.INTEGER:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self)
+
+    def _scalar(self) -> Any:
+        array = self._numpy()
+        if array.size != 1:
+            raise_error(f"Only a tensor with one element can be converted to a Python scalar, but this one has "
+                        f"shape {list(array.shape)}.", self.stack_info)
+        return array.reshape(()).item()
+
+    def __repr__(self) -> str:
+        array = self._numpy()
+        if self.dtype in (dtypes.bfloat16, dtypes.float8):
+            array = array.astype(np.float32)
+        body = np.array2string(array, separator=", ", prefix="    ", threshold=1000, edgeitems=3)
+        return (f"tensor(\n    {body},\n    dtype={self.dtype}, loc={self.device}, shape={tuple(array.shape)})")
+
+    __str__ = __repr__
+
+    def __len__(self) -> int:
+        if self.rank == 0:
+            raise TypeError("len() of a rank-0 tensor")
+        return int(self.shape[0])
+
+    def __iter__(self) -> Any:
+        raise TypeError("tripy tensors are not iterable; index them with t[i] or convert with t.tolist().")
+
+    __hash__ = object.__hash__  # tensors are hashable by identity (== builds a comparison)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        hint = ""
+        if name in PUBLIC_API:
+            hint = f" Did you mean: 'tripy.{name}'?"
+        else:
+            close = difflib.get_close_matches(name, dir(type(self)), n=1)
+            if close:
+                hint = f" Did you mean: '{close[0]}'?"
+        raise AttributeError(f"Module: 'tripy.Tensor' does not have attribute: '{name}'.{hint}")
+
+
+def _default_device() -> Device:
+    from tripy_flatir.device import CPU
+
+    return CPU
+
+
+def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:
+    """Turn user data into a NumPy array of a tripy dtype (Python data defaults: float32, int32, bool)."""
+    if isinstance(data, Tensor):
+        raise_error("tp.Tensor() was given a tripy Tensor.", info, ["Use the tensor directly, or tripy.copy() to copy it."])
+    array: Optional[np.ndarray] = None
+    if isinstance(data, np.ndarray):
+        array = data
+    elif hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
+        try:
+            array = np.from_dlpack(data)
+        except Exception:
+            array = None
+    if array is None and (hasattr(data, "__array__") or hasattr(data, "__array_interface__")):
+        array = np.asarray(data)
+    if array is None:
+        if isinstance(data, (bool, int, float, list, tuple, np.generic)):
+            try:
+                array = np.array(data)
+            except ValueError as e:
+                raise_error(f"Could not make a tensor from the given data: {e}", info,
+                            ["Nested lists must be rectangular (all rows the same length)."])
+            if array.dtype == np.float64:
+                array = array.astype(np.float32)
+            elif array.dtype == np.int64 and dtype is None:
+                if array.size and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
+                    raise_error("Integer data does not fit in int32 (the default for Python ints).", info,
+                                ["Pass dtype=tp.int64."])
+                array = array.astype(np.int32)
+            elif array.dtype == object:
+                raise_error("Could not make a tensor from the given data: it is not a rectangular array of numbers.",
+                            info)
+        else:
+            raise_error(f"Cannot make a tensor from an object of type '{type(data).__name__}'.", info,
+                        ["Pass a Python number or (nested) list, a NumPy array, or an object supporting DLPack "
+                         "or the array protocol."])
+    assert array is not None
+    if dtype is not None:
+        if dtype.numpy_dtype is None:
+            raise_error(f"Cannot create a tensor of dtype {dtype} from host data.", info)
+        if array.dtype.kind == "f" and dtype.is_integer and not np.all(np.isfinite(array)):
+            raise_error(f"Cannot convert non-finite values to {dtype}.", info)
+        return np.asarray(array, dtype=dtype.numpy_dtype)
+    if dtypes.from_numpy(array.dtype) is None:
+        hint = {"float64": "float32", "uint8": "int32", "int16": "int32", "uint32": "int64"}.get(array.dtype.name)
+        raise_error(f"Data type {array.dtype} is not supported by tripy.", info,
+                    [f"Convert it first (e.g. array.astype(np.{hint}))" if hint else
+                     "Supported: " + ", ".join(d.name for d in dtypes.ALL_DTYPES)])
+    return array

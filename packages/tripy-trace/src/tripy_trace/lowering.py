@@ -1,0 +1,154 @@
+"""Helpers that trace ops use in to_flat_ir(): shape tensors, broadcasting, scalar constants.
+
+Static dims lower to static StableHLO; dims only known at run time (``-1``) lower to shape arithmetic
+(get_dimension_size, dynamic_broadcast_in_dim, ...) that the backend specializes per input shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from tripy_flatir import dtypes
+from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.concatenate import ConcatenateOp
+from tripy_flatir.ops.constant import ConstantOp
+from tripy_flatir.ops.convert import ConvertOp
+from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
+from tripy_flatir.ops.dynamic_reshape import DynamicReshapeOp
+from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
+from tripy_flatir.ops.reshape import ReshapeOp
+from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
+
+
+def constant(value: Any, dtype: Any, device: Any, shape: Sequence[int] = (), reason: Optional[str] = None) -> FlatIRTensor:
+    out = FlatIRTensor.build(shape, dtype, device, reason)
+    ConstantOp.build([], [out], data=np.asarray(value, dtype=dtype.numpy_dtype))
+    return out
+
+
+def dim_size(x: FlatIRTensor, dim: int) -> FlatIRTensor:
+    """Size of dim `dim` of x as a 1-element int32 tensor (a constant when static)."""
+    if x.shape[dim] != DYNAMIC:
+        return constant([x.shape[dim]], dtypes.int32, x.device, (1,))
+    scalar = FlatIRTensor.build((), dtypes.int32, x.device)
+    GetDimensionSizeOp.build([x], [scalar], dim=dim)
+    return reshape(scalar, (1,))
+
+
+def concat_dims(parts: Sequence[FlatIRTensor], device: Any) -> FlatIRTensor:
+    """Concatenate 1-D int32 tensors into one shape tensor."""
+    if not parts:
+        return constant(np.zeros((0,), np.int32), dtypes.int32, device, (0,))
+    if len(parts) == 1:
+        return parts[0]
+    total = sum(p.shape[0] for p in parts)
+    out = FlatIRTensor.build((total,), dtypes.int32, device)
+    ConcatenateOp.build(list(parts), [out], dim=0)
+    return out
+
+
+def shape_of(x: FlatIRTensor) -> FlatIRTensor:
+    """The run-time shape of x as a 1-D int32 tensor."""
+    if x.is_static:
+        return constant(list(x.shape), dtypes.int32, x.device, (x.rank,))
+    return concat_dims([dim_size(x, d) for d in range(x.rank)], x.device)
+
+
+def reshape(x: FlatIRTensor, shape: Sequence[int], shape_tensor: Optional[FlatIRTensor] = None,
+            reason: Optional[str] = None, out: Optional[FlatIRTensor] = None) -> FlatIRTensor:
+    """Reshape x to `shape` (static), or to `shape_tensor` when `shape` has dynamic dims; binds `out` if given."""
+    out = out or FlatIRTensor.build(shape, x.dtype, x.device, reason)
+    if DYNAMIC not in shape:
+        ReshapeOp.build([x], [out])
+    else:
+        assert shape_tensor is not None, "a dynamic reshape needs the output shape as a tensor"
+        DynamicReshapeOp.build([x, shape_tensor], [out])
+    return out
+
+
+def convert(x: FlatIRTensor, dtype: Any) -> FlatIRTensor:
+    if x.dtype is dtype:
+        return x
+    out = FlatIRTensor.build(x.shape, dtype, x.device)
+    ConvertOp.build([x], [out])
+    return out
+
+
+def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Optional[tuple[int, ...]]:
+    """NumPy broadcasting of two shapes with DYNAMIC dims; None if they are incompatible.
+
+    A dynamic dim against a static 1 gives the dynamic dim; against a static n > 1 gives n (the
+    run-time size must then be n or 1). Two dynamic dims are taken to be equal.
+    """
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x == DYNAMIC:
+            out.append(y)
+        elif y == DYNAMIC or x == y:
+            out.append(x)
+        else:
+            return None
+    return tuple(out)
+
+
+def broadcast_to(x: FlatIRTensor, shape: Sequence[int], shape_tensor_fn: Any = None,
+                 reason: Optional[str] = None) -> FlatIRTensor:
+    """Broadcast x (NumPy rules, aligned right) to `shape`. Returns x itself when nothing is needed.
+
+    `shape_tensor_fn()` must give the run-time target shape when `shape` has dynamic dims.
+    """
+    shape = tuple(shape)
+    offset = len(shape) - x.rank
+    if offset == 0 and all(xd == sd or (xd == DYNAMIC and sd == DYNAMIC) for xd, sd in zip(x.shape, shape)):
+        return x
+    dims = list(range(offset, len(shape)))
+    out = FlatIRTensor.build(shape, x.dtype, x.device, reason)
+    if DYNAMIC not in shape:
+        BroadcastOp.build([x], [out], broadcast_dim=dims)
+    else:
+        DynamicBroadcastOp.build([x, shape_tensor_fn()], [out], broadcast_dim=dims)
+    return out
+
+
+def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int], op_name: str) -> list[FlatIRTensor]:
+    """Broadcast each operand to `out_shape` (the NumPy-broadcast shape of all of them)."""
+    device = operands[0].device
+
+    def shape_tensor() -> FlatIRTensor:
+        parts = []
+        for d, size in enumerate(out_shape):
+            if size != DYNAMIC:
+                parts.append(constant([size], dtypes.int32, device, (1,)))
+                continue
+            # Take the run-time size from an operand whose dim here is not a static 1.
+            for o in operands:
+                od = d - (len(out_shape) - o.rank)
+                if od >= 0 and o.shape[od] != 1:
+                    parts.append(dim_size(o, od))
+                    break
+        return concat_dims(parts, device)
+
+    cache: dict[str, FlatIRTensor] = {}
+
+    def cached_shape_tensor() -> FlatIRTensor:
+        if "s" not in cache:
+            cache["s"] = shape_tensor()
+        return cache["s"]
+
+    side = {0: "left operand", 1: "right operand"} if len(operands) == 2 else {}
+    result = []
+    for i, o in enumerate(operands):
+        which = side.get(i, f"operand {i}")
+        reason = (f"to broadcast the {which} ({o.name}: shape={list(o.shape)}) of {op_name} to the shape "
+                  f"{list(out_shape)}, to make it compatible with the other input(s)")
+        result.append(broadcast_to(o, out_shape, cached_shape_tensor, reason))
+    return result

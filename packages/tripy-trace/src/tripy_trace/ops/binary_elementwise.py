@@ -1,0 +1,133 @@
+"""Elementwise functions of two tensors with NumPy broadcasting: + - * / // % **, max, min, and, or, xor,
+and the comparisons (which produce bool)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import List
+
+from tripy_flatir import dtypes
+from tripy_flatir.ops.add import AddOp
+from tripy_flatir.ops.compare import CompareOp
+from tripy_flatir.ops.divide import DivideOp
+from tripy_flatir.ops.floor import FloorOp
+from tripy_flatir.ops.remainder import RemOp
+from tripy_flatir.ops.select import SelectOp
+from tripy_flatir.ops.subtract import SubtractOp
+from tripy_flatir.ops.and_ import AndOp
+from tripy_flatir.ops.xor import XorOp
+from tripy_flatir.tensor import FlatIRTensor
+from tripy_trace import lowering
+from tripy_trace.ops.base import BaseTraceOp
+
+
+class Kind(enum.Enum):
+    SUM = ("AddOp", "'+'")
+    SUB = ("SubtractOp", "'-'")
+    MUL = ("MultiplyOp", "'*'")
+    DIV = ("DivideOp", "'/'")
+    FLOOR_DIV = (None, "'//'")
+    MOD = (None, "'%'")
+    POW = ("PowOp", "'**'")
+    MAXIMUM = ("MaxOp", "tripy.maximum")
+    MINIMUM = ("MinOp", "tripy.minimum")
+    AND = ("AndOp", "'&'")
+    OR = ("OrOp", "'|'")
+    XOR = ("XorOp", "'^'")
+    EQ = ("EQ", "'=='")
+    NE = ("NE", "'!='")
+    LT = ("LT", "'<'")
+    LE = ("LE", "'<='")
+    GT = ("GT", "'>'")
+    GE = ("GE", "'>='")
+
+    @property
+    def is_comparison(self) -> bool:
+        return self.name in ("EQ", "NE", "LT", "LE", "GT", "GE")
+
+    def __str__(self) -> str:
+        return f"Kind.{self.name}"
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class BinaryElementwise(BaseTraceOp):
+    kind: Kind
+
+    def name(self) -> str:
+        return self.kind.value[1]
+
+    def infer_dtypes(self) -> None:
+        super().infer_dtypes()
+        if self.kind.is_comparison:
+            self.outputs[0].dtype = dtypes.bool
+
+    def infer_shapes(self) -> None:
+        a, b = self.inputs
+        shape = lowering.broadcast_shape(a.shape, b.shape)
+        if shape is None:
+            self.raise_error(
+                f"Shapes of the operands of {self.name()} are not compatible for broadcasting: "
+                f"{list(a.shape)} and {list(b.shape)}.",
+                ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."])
+        self.outputs[0].shape = shape
+
+    def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
+        import tripy_flatir.ops as flat_ops
+
+        out = outputs[0]
+        a, b = lowering.broadcast_operands(inputs, out.shape, self.name())
+        kind = self.kind
+        if kind.is_comparison:
+            CompareOp.build([a, b], [out], direction=kind.value[0])
+        elif kind is Kind.FLOOR_DIV:
+            _floor_div(a, b, out)
+        elif kind is Kind.MOD:
+            _python_mod(a, b, out)
+        else:
+            getattr(flat_ops, kind.value[0]).build([a, b], [out])
+
+
+def _like(t: FlatIRTensor, dtype=None) -> FlatIRTensor:  # type: ignore[no-untyped-def]
+    return FlatIRTensor.build(t.shape, dtype or t.dtype, t.device)
+
+
+def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
+    """(a < 0) xor (b < 0), elementwise."""
+    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    a_neg, b_neg, out = _like(a, dtypes.bool), _like(b, dtypes.bool), _like(a, dtypes.bool)
+    CompareOp.build([a, zero], [a_neg], direction="LT")
+    CompareOp.build([b, zero], [b_neg], direction="LT")
+    XorOp.build([a_neg, b_neg], [out])
+    return out
+
+
+def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
+    if a.dtype.is_floating:
+        q = _like(a)
+        DivideOp.build([a, b], [q])
+        FloorOp.build([q], [out])
+        return
+    # Integer division truncates toward zero; floor division rounds down (as in Python and NumPy).
+    q, r, q_minus_1 = _like(a), _like(a), _like(a)
+    DivideOp.build([a, b], [q])
+    RemOp.build([a, b], [r])
+    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    one = lowering.broadcast_to(lowering.constant(1, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
+    CompareOp.build([r, zero], [has_rem], direction="NE")
+    AndOp.build([has_rem, _differs_in_sign(a, b)], [adjust])
+    SubtractOp.build([q, one], [q_minus_1])
+    SelectOp.build([adjust, q_minus_1, q], [out])
+
+
+def _python_mod(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
+    # stablehlo.remainder takes the sign of the dividend; Python/NumPy's % takes the sign of the divisor.
+    r, r_plus_b = _like(a), _like(a)
+    RemOp.build([a, b], [r])
+    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
+    CompareOp.build([r, zero], [has_rem], direction="NE")
+    AndOp.build([has_rem, _differs_in_sign(r, b)], [adjust])
+    AddOp.build([r, b], [r_plus_b])
+    SelectOp.build([adjust, r_plus_b, r], [out])

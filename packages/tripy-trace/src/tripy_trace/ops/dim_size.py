@@ -1,0 +1,33 @@
+"""The size of one dimension as a rank-0 int32 tensor (shapes are values)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import List
+
+from tripy_flatir import dtypes
+from tripy_flatir.tensor import FlatIRTensor
+from tripy_trace.ops.base import BaseTraceOp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class DimSize(BaseTraceOp):
+    dim: int
+
+    def infer_dtypes(self) -> None:
+        self.outputs[0].dtype = dtypes.int32
+
+    def infer_shapes(self) -> None:
+        self.outputs[0].shape = ()
+
+    def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
+        from tripy_flatir.ops.constant import ConstantOp
+        from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
+
+        size = inputs[0].shape[self.dim]
+        if size >= 0:
+            import numpy as np
+
+            ConstantOp.build([], outputs, data=np.int32(size))
+        else:
+            GetDimensionSizeOp.build(inputs, outputs, dim=self.dim)
