@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable
 
 import ml_dtypes
@@ -13,7 +14,7 @@ class dtype:
 
     __slots__ = ("name", "itemsize", "numpy_dtype", "is_floating", "is_integer", "_mlir")
 
-    def __init__(self, name: str, itemsize: float, numpy_dtype: Any, is_floating: bool, is_integer: bool,
+    def __init__(self, name: str, itemsize: float, numpy_dtype: Any, is_floating: builtins.bool, is_integer: builtins.bool,
                  mlir: Callable[[], Any]) -> None:
         self.name = name
         self.itemsize = itemsize

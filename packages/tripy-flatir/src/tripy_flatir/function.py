@@ -18,22 +18,25 @@ class FlatIRFunction:
         self.inputs: List[FlatIRTensor] = []
         self.outputs: List[FlatIRTensor] = []
         self.ops: List["BaseFlatIROp"] = []
+        self._defined: set[int] = set()  # ids of tensors already available (inputs, op outputs)
 
     # ---- building -------------------------------------------------------------------------------
     def add_input(self, tensor: FlatIRTensor) -> FlatIRTensor:
         self.inputs.append(tensor)
+        self._defined.add(id(tensor))
         return tensor
 
     def integrate_subgraph(self, inputs: Sequence[FlatIRTensor], outputs: Sequence[FlatIRTensor],
                            sub_inputs: Sequence[FlatIRTensor], sub_outputs: Sequence[FlatIRTensor]) -> List["BaseFlatIROp"]:
         """Inline the subgraph bound to (sub_inputs -> sub_outputs), remapping it onto (inputs -> outputs).
 
-        The subgraph is every op reachable backwards from `sub_outputs` without crossing `sub_inputs`.
-        Returns the inlined ops in execution order.
+        The subgraph is every op reachable backwards from `sub_outputs` without crossing `sub_inputs` or
+        tensors the function already has (its inputs and earlier ops' outputs), so a tool author can
+        also build a function op by op. Returns the inlined ops in execution order.
         """
         remap: Dict[int, FlatIRTensor] = {id(s): t for s, t in zip(sub_inputs, inputs)}
         remap.update({id(s): t for s, t in zip(sub_outputs, outputs)})
-        boundary = {id(s) for s in sub_inputs}
+        boundary = {id(s) for s in sub_inputs} | self._defined
 
         ordered: List["BaseFlatIROp"] = []
         seen: set[int] = set()
@@ -65,6 +68,7 @@ class FlatIRFunction:
             op.outputs = [remap.get(id(t), t) for t in op.outputs]
             for o in op.outputs:
                 o.producer = op
+                self._defined.add(id(o))
         self.ops.extend(ordered)
         return ordered
 

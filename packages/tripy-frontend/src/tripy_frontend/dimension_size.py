@@ -34,7 +34,7 @@ class DimensionSize(Tensor):
             from tripy_flatir import stack_info
             from tripy_flatir.device import CPU
 
-            op = Constant.build([], stack_info.capture(), value=np.int32(self._static), dtype=dtypes.int32, device=CPU)
+            op = Constant.build([], stack_info.capture(), value=np.int32(self._static or 0), dtype=dtypes.int32, device=CPU)
             self._tt = op.outputs[0]
         return self._tt
 

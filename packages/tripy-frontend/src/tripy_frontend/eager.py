@@ -44,7 +44,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
         if any(logger.enabled(t) for t in _IR_TOPICS):
             lower(trace)  # show the IR even when the compiled program is reused
         logger.log("cache", "program cache hit")
-    buffers: List[Any] = [t.producer.data for t in trace.inputs]
+    buffers: List[Any] = [t.producer.data for t in trace.inputs]  # type: ignore[union-attr]
     results = executable(buffers)
     for t, buf in zip(trace.outputs, results):
         op = Storage([], [t], data=buf, shape=tuple(buf.shape), dtype=t.dtype, device=t.device)

@@ -40,7 +40,7 @@ class Trace:
     def cache_key(self) -> tuple:
         """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data)."""
         index: Dict[int, int] = {}
-        parts = []
+        parts: List[Any] = []
         for op in self.ops:
             parts.append((op.cache_key(), tuple(index[id(i)] for i in op.inputs)))
             for o in op.outputs:
@@ -76,8 +76,8 @@ class Trace:
                     if o.stack_info is None:
                         o.stack_info = op.outputs[0].stack_info
                     o.origin = o.origin or origin
-            for o, t in zip(op.outputs, outputs):
-                flat[id(o)] = t
+            for trace_out, flat_out in zip(op.outputs, outputs):
+                flat[id(trace_out)] = flat_out
         func.outputs = [flat[id(o)] for o in self.outputs]
         return func
 

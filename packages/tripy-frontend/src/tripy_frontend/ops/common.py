@@ -73,7 +73,7 @@ def normalize_dims(dim: Any, rank: int, what: str) -> Tuple[int, ...]:
     if dim is None:
         return tuple(range(rank))
     dims = [dim] if isinstance(dim, (int, np.integer)) else list(dim)
-    normalized = [normalize_dim(d, rank, what) for d in dims]
+    normalized = [normalize_dim(d, rank, what) for d in dims]  # type: ignore[arg-type]
     if len(set(normalized)) != len(normalized):
         raise_error(f"{what}: dims {list(dims)} name a dimension more than once.", _stack.capture())
     return tuple(sorted(normalized))

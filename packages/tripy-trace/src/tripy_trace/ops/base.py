@@ -9,7 +9,7 @@ FlatIR tensors.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, List, Optional, Sequence
+from typing import Any, ClassVar, List, NoReturn, Optional, Sequence
 
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import FlatIRTensor
@@ -70,7 +70,7 @@ class BaseTraceOp:
     def name(self) -> str:
         return self.display_name or type(self).__name__.lower()
 
-    def raise_error(self, message: str, details: Sequence[str] = ()) -> Any:
+    def raise_error(self, message: str, details: Sequence[str] = ()) -> NoReturn:
         raise_error(message, self.outputs[0].stack_info if self.outputs else None, details,
                     [i.stack_info for i in self.inputs])
 

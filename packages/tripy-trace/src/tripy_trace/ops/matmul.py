@@ -30,11 +30,11 @@ class MatrixMultiply(BaseTraceOp):
                 f"Incompatible shapes for matrix multiplication: {list(a.shape)} @ {list(b.shape)}. The last dim of "
                 f"the left operand ({k_a}) must equal the {'only' if b.rank == 1 else 'second-to-last'} dim of the "
                 f"right operand ({k_b}).")
-        batch = lowering.broadcast_shape(a_shape[:-2], b_shape[:-2])
-        if batch is None:
+        maybe_batch = lowering.broadcast_shape(a_shape[:-2], b_shape[:-2])
+        if maybe_batch is None:
             self.raise_error(f"Batch dims of the operands of matrix multiplication do not broadcast: "
                              f"{list(a.shape)} @ {list(b.shape)}.")
-        shape = list(batch) + [a_shape[-2], b_shape[-1]]
+        shape = list(maybe_batch) + [a_shape[-2], b_shape[-1]]
         if a.rank == 1:
             shape.pop(-2)
         if b.rank == 1:
