@@ -1,0 +1,130 @@
+"""Error reports point at the user's code from every layer: argument checks at the call, shape checks
+at trace time, and MLIR verifier errors mapped back through FlatIR to the user's line."""
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+import tripy as tp
+from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.tanh import TanhOp
+from tripy_flatir.tensor import FlatIRTensor
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.base import BaseTraceOp
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        lines = f.read().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if marker in line and "_line_of(" not in line)
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class _BadBroadcast(BaseTraceOp):
+    """A trace op whose lowering emits a FlatIR op that the MLIR verifier rejects."""
+
+    def infer_shapes(self) -> None:
+        self.outputs[0].shape = (2, 4)
+
+    def to_flat_ir(self, inputs, outputs) -> None:
+        wrong = FlatIRTensor.build((2, 4), inputs[0].dtype, inputs[0].device,
+                                   reason="to widen the operand for this test")
+        BroadcastOp.build(inputs, [wrong], broadcast_dim=[0, 1])  # (2, 3) -> (2, 4): invalid
+        TanhOp.build([wrong], outputs)
+
+
+def test_verifier_error_is_mapped_to_user_code():
+    x = tp.ones((2, 3))  # MARK-input
+    out = Tensor._from_op(_BadBroadcast, [x])  # MARK-bad
+    with pytest.raises(tp.TripyException) as info:
+        out.eval()
+    text = str(info.value)
+    assert f"{__file__}:{_line_of('# MARK-bad')}" in text
+    assert "BroadcastOp(" in text and "broadcast_dim=[0, 1]" in text
+    assert "to widen the operand for this test" in text
+    assert "verification failed" in text.lower()
+    assert f"{__file__}:{_line_of('# MARK-input')}" in text  # where the input came from
+    assert "stablehlo" not in text.split("\n")[0]  # starts at the user's code, not an MLIR dump
+
+
+def test_binary_shape_error_names_both_inputs():
+    a = tp.ones((3, 4))  # MARK-lhs
+    b = tp.ones((3, 3))  # MARK-rhs
+    with pytest.raises(tp.TripyException) as info:
+        a + b  # MARK-add
+    text = str(info.value)
+    assert f"{__file__}:{_line_of('# MARK-add')}" in text
+    assert "Input 0 was created here" in text and f":{_line_of('# MARK-lhs')}" in text
+    assert "Input 1 was created here" in text and f":{_line_of('# MARK-rhs')}" in text
+    assert "[3, 4]" in text and "[3, 3]" in text
+    assert "    a + b  # MARK-add\n" in text and "^^^^^" in text
+
+
+def test_argument_type_errors_name_expected_type_and_user_line():
+    with pytest.raises(tp.TripyException) as info:
+        tp.reshape([1, 2, 3], (3,))  # MARK-type
+    text = str(info.value)
+    assert f"{__file__}:{_line_of('# MARK-type')}" in text
+    assert "argument 'input' must be tripy.Tensor, but got list" in text
+    assert "tripy.reshape(input: tripy.Tensor" in text
+
+
+def test_unexpected_keyword_is_reported():
+    with pytest.raises(tp.TripyException, match="unexpected keyword argument 'dimm'"):
+        tp.sum(tp.ones((2,)), dimm=0)
+
+
+def test_dtype_constraint_violation():
+    with pytest.raises(tp.TripyException, match="tripy.exp does not support dtype int32"):
+        tp.exp(tp.Tensor([1, 2]))
+    with pytest.raises(tp.TripyException, match="same data type"):
+        tp.Tensor([1, 2]) + tp.Tensor([1.0, 2.0])
+    with pytest.raises(tp.TripyException, match="without losing precision"):
+        tp.Tensor([1, 2]) * 0.5
+
+
+def test_dim_out_of_range():
+    with pytest.raises(tp.TripyException, match=r"dim 3 is out of range for a tensor of rank 2"):
+        tp.sum(tp.ones((2, 2)), dim=3)
+
+
+def test_reshape_volume_mismatch():
+    with pytest.raises(tp.TripyException, match=r"cannot reshape a tensor of shape \[2, 3\]"):
+        tp.reshape(tp.ones((2, 3)), (4, 2))
+
+
+def test_misspelled_public_name():
+    with pytest.raises(AttributeError, match="Did you mean: 'tripy.softmax'?" if hasattr(tp, "softmax") else "tripy"):
+        tp.sofmax
+
+
+def _first_required_params(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return [p for p in sig.parameters.values() if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _public_functions():
+    for name in tp.__all__:
+        obj = getattr(tp, name)
+        if inspect.isfunction(obj) and _first_required_params(obj):
+            yield pytest.param(name, id=name)
+
+
+class _Unusable:
+    """A value no public op accepts."""
+
+
+@pytest.mark.parametrize("name", list(_public_functions()))
+def test_every_public_function_rejects_a_wrong_argument_at_the_call(name):
+    fn = getattr(tp, name)
+    params = _first_required_params(fn)
+    args = [_Unusable() for _ in params]
+    with pytest.raises(tp.TripyException) as info:
+        fn(*args)  # MARK-any
+    assert f"{__file__}:{_line_of('# MARK-any')}" in str(info.value)
