@@ -12,11 +12,21 @@ from typing import Any, Sequence
 import numpy as np
 
 
+_started: set = set()
+
+
 @functools.lru_cache(maxsize=None)
 def client(platform: str = "cpu") -> Any:
     import jax.extend.backend as jax_backend
 
-    return jax_backend.get_backend(platform)
+    c = jax_backend.get_backend(platform)
+    _started.add(platform)
+    return c
+
+
+def started_platforms() -> set:
+    """PJRT platforms whose clients have been created in this process."""
+    return set(_started)
 
 
 def platform_available(platform: str) -> bool:

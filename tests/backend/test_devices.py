@@ -1,0 +1,68 @@
+"""GPU backend selection and its errors (these run without a GPU; real GPU runs are marked `gpu`)."""
+
+import pytest
+
+import tripy as tp
+from tripy_backend import devices
+
+
+@pytest.fixture(autouse=True)
+def _fresh_selection():
+    devices._usable.cache_clear()
+    yield
+    devices._usable.cache_clear()
+
+
+def test_cpu_is_always_available():
+    assert repr(tp.device("cpu")) == "device(kind=cpu, index=0, compiler=XLA:CPU)"
+    with pytest.raises(tp.TripyException, match="only one CPU device"):
+        tp.device("cpu:1")
+
+
+def test_gpu_without_backend_names_the_extras(monkeypatch):
+    monkeypatch.delenv(devices.ENV_VAR, raising=False)
+    monkeypatch.setattr(devices, "_usable", lambda name: False)
+    with pytest.raises(tp.TripyException) as info:
+        tp.device("gpu")
+    text = str(info.value)
+    assert "tripy[tensorrt]" in text and "tripy[cuda]" in text and "tp.device('cpu')" in text
+
+
+def test_override_picks_backend_and_reports_what_is_missing(monkeypatch):
+    monkeypatch.setenv(devices.ENV_VAR, "tensorrt")
+    monkeypatch.setattr(devices, "_installed", lambda package: False)
+    with pytest.raises(tp.TripyException, match=r"TRIPY_GPU_BACKEND=tensorrt asks for MLIR-TensorRT.*tripy\[tensorrt\]"):
+        tp.device("gpu")
+    monkeypatch.setenv(devices.ENV_VAR, "cuda13")
+    with pytest.raises(tp.TripyException, match="not a GPU backend"):
+        tp.device("gpu")
+
+
+def test_selection_order_prefers_tensorrt(monkeypatch):
+    monkeypatch.delenv(devices.ENV_VAR, raising=False)
+    monkeypatch.setattr(devices, "_usable", lambda name: True)
+    assert devices.gpu_backend() == "tensorrt"
+    assert devices.platform(tp.device.__mro__[1]("gpu")) == "mlir_tensorrt"
+    monkeypatch.setenv(devices.ENV_VAR, "xla")
+    assert devices.gpu_backend() == "xla"
+    assert devices.compiler_name(tp.device.__mro__[1]("gpu")) == "XLA:GPU"
+
+
+def test_configure_tensorrt_sets_builder_flags(monkeypatch):
+    monkeypatch.delenv("MLIR_TRT_FLAGS", raising=False)
+    devices.configure_tensorrt(builder_optimization_level=5)
+    import os
+
+    assert os.environ["MLIR_TRT_FLAGS"] == "--tensorrt-builder-opt-level=5"
+    with pytest.raises(tp.TripyException, match=r"\[0, 5\]"):
+        devices.configure_tensorrt(builder_optimization_level=9)
+
+
+@pytest.mark.gpu
+def test_gpu_round_trip():
+    if devices.gpu_backend() is None:
+        pytest.skip("no GPU backend")
+    import numpy as np
+
+    x = tp.Tensor(np.arange(4, dtype=np.float32), device=tp.device("gpu"))
+    assert (tp.tanh(x) * 2).tolist() == pytest.approx(list(np.tanh(np.arange(4)) * 2), rel=1e-5)
