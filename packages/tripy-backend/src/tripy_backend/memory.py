@@ -14,7 +14,8 @@ from tripy_backend.devices import platform
 
 def to_device(array: np.ndarray, device: Device) -> Any:
     """Copy host data into a new device buffer."""
-    return _xla.to_device(np.ascontiguousarray(array), platform(device), device.index)
+    # reshape: np.ascontiguousarray turns a rank-0 array into shape (1,)
+    return _xla.to_device(np.ascontiguousarray(array).reshape(array.shape), platform(device), device.index)
 
 
 def to_numpy(buffer: Any) -> np.ndarray:

@@ -20,6 +20,8 @@ def mean(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim
     """
     check_dtype(input, FLOAT_TYPES, "tripy.mean")
     dims = normalize_dims(dim, input.rank, "tripy.mean")
+    if input.rank == 0:  # as in PyTorch, the mean of a scalar over dim 0 / -1 is the scalar
+        return input
     total = reduce(input, "sum", dims, keepdim, "tripy.mean", FLOAT_TYPES)
     static = [input.trace_tensor.shape[d] for d in dims]
     if all(s >= 0 for s in static):

@@ -15,6 +15,8 @@ def reduce(input: Tensor, kind: str, dim: Any, keepdim: bool, what: str,
            allowed: Sequence[dtypes.dtype]) -> Tensor:
     check_dtype(input, allowed, what)
     dims = normalize_dims(dim, input.rank, what)
+    if input.rank == 0:  # dim 0 / -1 of a scalar is accepted (as in PyTorch); there is nothing to reduce
+        dims = ()
     if not dims:
         return input
     return Tensor._from_op(Reduce, [input], kind=kind, dims=dims, keepdim=bool(keepdim))

@@ -1,0 +1,41 @@
+from typing import Any, Optional
+
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.binary import ALL_NUMERIC
+from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.ops.reshape import reshape
+from tripy_frontend.ops.unary import check_dtype
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.arg_reduce import ArgReduce
+
+
+def arg_reduce(input: Tensor, mode: str, dim: Optional[Any], keepdim: bool) -> Tensor:
+    """Shared body of argmax and argmin."""
+    what = f"tripy.arg{mode}"
+    check_dtype(input, ALL_NUMERIC, what)
+    if dim is None:  # over the flattened input
+        out = Tensor._from_op(ArgReduce, [reshape(input, (-1,))], mode=mode, dim=0, keepdim=False)
+        return reshape(out, (1,) * input.rank) if keepdim else out
+    d = normalize_dim(dim, input.rank, what)
+    if input.rank == 0:
+        return Tensor._from_op(ArgReduce, [reshape(input, (1,))], mode=mode, dim=0, keepdim=False)
+    return Tensor._from_op(ArgReduce, [input], mode=mode, dim=d, keepdim=bool(keepdim))
+
+
+@public_api()
+def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """The index (int32) of the largest value along `dim`; over the flattened input if `dim` is None.
+    Ties give the first index; NaN counts as the largest value (as in NumPy).
+
+    Args:
+        input: A floating-point or integer tensor.
+        dim: The dim to reduce, or None.
+        keepdim: Whether to keep the reduced dim (with size 1); with ``dim=None``, every dim is kept.
+
+    .. code-block:: python
+
+        x = tp.Tensor([[1.0, 0.0, 3.0], [0.5, 2.0, 2.0]])
+        assert tp.argmax(x, dim=1).tolist() == [2, 1]
+        assert tp.argmax(x).tolist() == 2
+    """
+    return arg_reduce(input, "max", dim, keepdim)

@@ -1,0 +1,24 @@
+from typing import Optional
+
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.argmax import arg_reduce
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """The index (int32) of the smallest value along `dim`; over the flattened input if `dim` is None.
+    Ties give the first index; NaN counts as the smallest value (as in NumPy: the first NaN wins).
+
+    Args:
+        input: A floating-point or integer tensor.
+        dim: The dim to reduce, or None.
+        keepdim: Whether to keep the reduced dim (with size 1); with ``dim=None``, every dim is kept.
+
+    .. code-block:: python
+
+        x = tp.Tensor([[1.0, 0.0, 3.0], [0.5, 0.5, 2.0]])
+        assert tp.argmin(x, dim=1).tolist() == [1, 0]
+        assert tp.argmin(x, dim=0, keepdim=True).tolist() == [[1, 0, 1]]
+    """
+    return arg_reduce(input, "min", dim, keepdim)

@@ -1,0 +1,17 @@
+from tripy_flatir import dtypes
+from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.ops.unary import unary
+from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.unary_elementwise import Kind
+
+
+@TENSOR_METHOD_REGISTRY("__invert__")
+def __invert__(self: Tensor) -> Tensor:
+    """``~a``: logical NOT of a bool tensor, bitwise NOT of an integer tensor (as in NumPy).
+
+    .. code-block:: python
+
+        assert (~tp.Tensor([True, False])).tolist() == [False, True]
+        assert (~tp.Tensor([0, 5, -1])).tolist() == [-1, -6, 0]
+    """
+    return unary(self, Kind.NOT, "'~'", (dtypes.bool, dtypes.int8, dtypes.int32, dtypes.int64))

@@ -1,0 +1,39 @@
+from typing import Optional
+
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.ops.exp import exp
+from tripy_frontend.ops.max import max as _max
+from tripy_frontend.ops.sum import sum as _sum
+from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
+    r"""Softmax along `dim`: :math:`\text{softmax}(x_i) = \frac{e^{x_i}}{\sum_j e^{x_j}}`, so each slice
+    along `dim` lies in [0, 1] and sums to 1. With ``dim=None`` it is taken over all elements together
+    (the flattened input), keeping the input's shape.
+
+    Computed stably: the maximum along `dim` is subtracted before exponentiating, so large inputs do
+    not overflow.
+
+    Args:
+        input: A floating-point tensor.
+        dim: The dim to normalize along, or None.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    .. code-block:: python
+
+        x = tp.Tensor([[1.0, 2.0, 3.0], [1000.0, 1000.0, 1000.0]])
+        out = tp.softmax(x, dim=1)
+        e = np.exp(np.array([1.0, 2.0, 3.0]) - 3.0)
+        assert np.allclose(np.from_dlpack(out), [e / e.sum(), [1 / 3] * 3], atol=1e-6)
+    """
+    check_dtype(input, FLOAT_TYPES, "tripy.softmax")
+    dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
+    shifted = input - _max(input, dim=dims, keepdim=True)
+    e = exp(shifted)
+    return e / _sum(e, dim=dims, keepdim=True)

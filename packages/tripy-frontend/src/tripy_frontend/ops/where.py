@@ -1,0 +1,35 @@
+from typing import Any
+
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.exceptions import raise_error
+from tripy_trace.ops.where import Where
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.common import to_tensors
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """Elementwise ``input if condition else other``, with NumPy broadcasting of all three.
+
+    Args:
+        condition: A bool tensor.
+        input: The values where `condition` is True: a tensor, or a Python number (which takes the
+            other operand's dtype).
+        other: The values where `condition` is False: a tensor or a Python number. At least one of
+            `input` and `other` must be a tensor; both must have the same dtype.
+
+    Returns:
+        A tensor of the broadcast shape, with the dtype of `input` and `other`.
+
+    .. code-block:: python
+
+        cond = tp.Tensor([[True, False], [False, True]])
+        out = tp.where(cond, tp.Tensor([1.0, 2.0]), 0.0)
+        assert out.tolist() == [[1.0, 0.0], [0.0, 2.0]]
+    """
+    if not isinstance(condition, Tensor):
+        raise_error(f"tripy.where: condition must be a bool tripy.Tensor, but got {type(condition).__name__}.",
+                    _stack.capture())
+    a, b = to_tensors(input, other, "tripy.where")
+    return Tensor._from_op(Where, [condition, a, b])
