@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     LOG1P = "Log1pOp"
     EXPM1 = "Expm1Op"
     ISFINITE = "IsFiniteOp"
+    ERF = "ErfOp"
 
     def __str__(self) -> str:
         return f"Kind.{self.name}"
