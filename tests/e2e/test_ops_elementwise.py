@@ -1,7 +1,7 @@
-import math
 """End-to-end checks of the activations, logical/bitwise operators, where, masked_fill, tril and triu
 against NumPy, in eager and compiled mode."""
 
+import math
 import re
 
 import numpy as np
