@@ -1,0 +1,15 @@
+import dataclasses
+from typing import Any, List
+
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.ops.base import BaseFlatIROp
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class DynamicPadOp(BaseFlatIROp):
+    """stablehlo.dynamic_pad: inputs are (operand, padding value (rank 0), padding low, padding high,
+    interior padding), the last three 1-D integer tensors with one entry per dim."""
+
+    def to_mlir(self, operands: List[Any]) -> List[Any]:
+        return [stablehlo.DynamicPadOp(self.result_type(), *operands).result]

@@ -1,0 +1,22 @@
+from typing import Optional, Sequence, Union
+
+from tripy_trace.ops.flip import Flip
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.common import normalize_dims
+from tripy_frontend.tensor import Tensor
+
+
+@public_api()
+def flip(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None) -> Tensor:
+    """Reverse the order of elements along `dim` (an int, a sequence of ints, or None for every dim).
+
+    .. code-block:: python
+
+        input = tp.reshape(tp.arange(6, dtype=tp.int32), (2, 3))
+        assert tp.flip(input).tolist() == [[5, 4, 3], [2, 1, 0]]
+        assert tp.flip(input, dim=-1).tolist() == [[2, 1, 0], [5, 4, 3]]
+    """
+    dims = normalize_dims(dim, input.rank, "tripy.flip")
+    if not dims:
+        return input
+    return Tensor._from_op(Flip, [input], dims=dims)

@@ -1,0 +1,72 @@
+import numbers
+from typing import Any, Optional, Sequence
+
+from tripy_flatir import dtypes
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.exceptions import raise_error
+from tripy_trace.ops.resize import Resize
+from tripy_frontend.export import public_api
+from tripy_frontend.ops.common import shape_arg
+from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
+from tripy_frontend.tensor import Tensor
+
+_MODES = ("nearest", "linear")
+
+
+@public_api()
+def resize(input: Tensor, mode: str, output_shape: Optional[Sequence[Any]] = None,
+           scales: Optional[Sequence[float]] = None, align_corners: bool = False) -> Tensor:
+    r"""Resize (interpolate) a tensor to a new shape. Give exactly one of `output_shape` and `scales`.
+
+    Every dim whose size changes is resampled: ``"nearest"`` takes, for output position ``i`` of a dim
+    resized from ``n`` to ``m`` elements, input element ``floor(i * n / m)``; ``"linear"`` blends the
+    two nearest input elements (bilinear/trilinear when several dims change), as PyTorch's
+    ``interpolate`` does with ``output_size``.
+
+    Args:
+        input: The input tensor.
+        mode: ``"nearest"`` or ``"linear"``.
+        output_shape: The output shape, one entry (int or DimensionSize) per dim.
+        scales: One scale factor per dim; the output size of a dim is ``floor(size * scale)``. As in
+            nvtripy, the scales only determine the output shape: sampling uses the ratio of the sizes.
+        align_corners: Only for ``"linear"``. If True, the centers of the corner elements of the input and
+            output are aligned (corner values are preserved); if False, their outer edges are aligned and
+            sampling positions are pixel centers ("half pixel").
+
+    .. code-block:: python
+
+        input = tp.reshape(tp.arange(4, dtype=tp.float32), (1, 1, 2, 2))
+        out = tp.resize(input, "nearest", output_shape=(1, 1, 4, 4))
+        assert out.tolist()[0][0][0] == [0.0, 0.0, 1.0, 1.0]
+        out = tp.resize(input, "linear", scales=(1, 1, 2, 2))
+        assert out.tolist()[0][0][0] == [0.0, 0.25, 0.75, 1.0]
+        out = tp.resize(input, "linear", output_shape=(1, 1, 3, 3), align_corners=True)
+        assert out.tolist()[0][0][1] == [1.0, 1.5, 2.0]
+    """
+    what = "tripy.resize"
+    if mode not in _MODES:
+        raise_error(f"{what}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."])
+    if align_corners and mode != "linear":
+        raise_error(f"{what}: align_corners can only be used with mode='linear'.", _stack.capture())
+    check_dtype(input, FLOAT_TYPES if mode == "linear" else FLOAT_TYPES + (dtypes.int8, dtypes.int32, dtypes.int64,
+                                                                           dtypes.bool), what)
+    if (output_shape is None) == (scales is None):
+        raise_error(f"{what}: give exactly one of output_shape and scales.", _stack.capture())
+    rank = input.rank
+    shape_tensor = None
+    static: Any = ()
+    if output_shape is not None:
+        static, shape_tensor = shape_arg(output_shape, what)
+        if len(static) != rank:
+            raise_error(f"{what}: output_shape {list(static)} must have one entry per dim of the input, which has "
+                        f"shape {list(input.trace_tensor.shape)}.", _stack.capture(), [], [input.stack_info])
+        scale_t = None
+    else:
+        if isinstance(scales, Tensor) or not isinstance(scales, Sequence) or len(scales) != rank or not all(
+                isinstance(s, numbers.Real) and not isinstance(s, bool) and s > 0 for s in scales):
+            raise_error(f"{what}: scales must be a sequence of positive numbers, one per dim of the input (rank "
+                        f"{rank}), but got {scales!r}.", _stack.capture())
+        scale_t = tuple(float(s) for s in scales)
+    inputs = [input] + ([shape_tensor] if shape_tensor is not None else [])
+    return Tensor._from_op(Resize, inputs, mode=mode, shape=tuple(static), scales=scale_t,
+                           align_corners=bool(align_corners))
