@@ -1,0 +1,46 @@
+"""Placeholders for module parameters that have no value yet.
+
+A layer's constructor knows the shape and dtype of each parameter but not its value, which usually
+comes from ``load_state_dict``. Until then the attribute holds a placeholder: it has a shape and a
+dtype (so state dicts can be checked against it) but no data, and calling the module raises an error
+naming every parameter that was never set. Once set, a parameter is a plain ``tp.Tensor``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+from tripy_flatir import dtypes
+
+
+class ParameterBase:
+    """A parameter slot without a value: only its expected shape (None if not known) and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: Optional[Sequence[int]], dtype: dtypes.dtype) -> None:
+        self.shape: Optional[Tuple[int, ...]] = None if shape is None else tuple(int(d) for d in shape)
+        self.dtype = dtype
+
+    @property
+    def rank(self) -> Optional[int]:
+        return None if self.shape is None else len(self.shape)
+
+    def __repr__(self) -> str:
+        shape = "unknown" if self.shape is None else list(self.shape)
+        return f"{type(self).__name__}(shape={shape}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+
+class DefaultParameter(ParameterBase):
+    """A required parameter that has not been set yet."""
+
+    __slots__ = ()
+
+
+class OptionalParameter(ParameterBase):
+    """A parameter that may stay unset (e.g. a quantization scale that is only needed in some modes).
+    ``load_state_dict`` does not report it as missing."""
+
+    __slots__ = ()
