@@ -1,22 +1,54 @@
 """Shared test fixtures.
 
 `eager_or_compiled` runs an end-to-end test twice: once in eager mode and once through tp.compile,
-so every op is checked in both modes against the same NumPy expectation.
+so every op is checked in both modes against the same NumPy expectation. In compiled mode it also
+runs the function eagerly and checks that both modes agree (dtype, shape and values).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
 
+def _as_numpy(t: Any) -> np.ndarray:
+    array = np.asarray(t)
+    if array.dtype.kind == "V" or array.dtype.name in ("bfloat16", "float8_e4m3fn", "int4"):
+        array = array.astype(np.float64)
+    return array
+
+
+def _assert_agree(compiled: Any, eager: Any) -> None:
+    import tripy as tp
+
+    if isinstance(eager, tp.Tensor):
+        assert isinstance(compiled, tp.Tensor), f"compiled mode returned {type(compiled).__name__}, eager a Tensor"
+        compiled, eager = (compiled,), (eager,)
+    assert len(compiled) == len(eager), f"compiled mode returned {len(compiled)} outputs, eager {len(eager)}"
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        assert c.dtype == e.dtype, f"output {i}: compiled dtype {c.dtype} != eager dtype {e.dtype}"
+        cn, en = _as_numpy(c), _as_numpy(e)
+        assert cn.shape == en.shape, f"output {i}: compiled shape {cn.shape} != eager shape {en.shape}"
+        if c.dtype in (tp.float32,):
+            np.testing.assert_allclose(cn, en, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=f"output {i}")
+        elif c.dtype in (tp.float16, tp.bfloat16, tp.float8):
+            np.testing.assert_allclose(cn, en, rtol=2e-2, atol=1e-3, equal_nan=True, err_msg=f"output {i}")
+        else:
+            np.testing.assert_array_equal(cn, en, err_msg=f"output {i}")
+
+
 def _compile_and_run(func: Callable[..., Any], *args: Any) -> Any:
+    """Compile `func` with each tensor argument as a (static-shape) runtime input, run it, check it
+    against eager mode, and return the compiled result."""
     import tripy as tp
 
     if not hasattr(tp, "compile"):
         pytest.skip("compiled mode is not available")
-    tensor_positions = [i for i, a in enumerate(args) if isinstance(a, tp.Tensor)]
+    # DimensionSizes stay baked in: they are shape values, not data inputs.
+    tensor_positions = [i for i, a in enumerate(args)
+                        if isinstance(a, tp.Tensor) and not isinstance(a, tp.DimensionSize)]
     infos = [tp.InputInfo(tuple(int(d) for d in args[i].shape), args[i].dtype) for i in tensor_positions]
 
     def wrapper(*tensors: Any) -> Any:
@@ -26,7 +58,12 @@ def _compile_and_run(func: Callable[..., Any], *args: Any) -> Any:
         return func(*full)
 
     exe = tp.compile(wrapper, args=infos)
-    return exe(*[args[i].eval() for i in tensor_positions])
+    compiled = exe(*[args[i].eval() for i in tensor_positions])
+    eager = func(*args)
+    _assert_agree(compiled, eager)
+    if isinstance(eager, list):
+        compiled = list(compiled)
+    return compiled
 
 
 @pytest.fixture(params=["eager", "compiled"])

@@ -1,0 +1,225 @@
+"""The file format of a saved tp.Executable.
+
+A zip archive (stored, not compressed) holding:
+
+* ``tripy_executable.json``: the header: a format magic and version, the producer, the StableHLO
+  version of the program, the signature (runtime inputs with their bounds and dim names, outputs),
+  and, for every other member, its size and SHA-256;
+* ``program.stablehlo``: the shape-polymorphic program as a portable (versioned) StableHLO artifact,
+  which later versions of the compiler stack can still read;
+* ``constants/<i>.bin``: the raw data of each tensor that was baked into the program, in argument order.
+
+Reading validates everything (archive integrity, header schema, checksums, sizes, the program and its
+signature against the header) before anything is built, so a bad file never half-loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from tripy_flatir import dtypes
+from tripy_frontend.compiler.input_info import InputInfo, dtype_from_name
+
+MAGIC = "tripy.Executable"
+FORMAT_VERSION = 1
+HEADER = "tripy_executable.json"
+PROGRAM = "program.stablehlo"
+
+
+class FormatError(ValueError):
+    """The file is not a valid saved executable; the message says why."""
+
+
+@dataclass
+class Contents:
+    """Everything a saved executable holds, validated."""
+
+    names: List[str]
+    infos: List[InputInfo]
+    outputs: List[Tuple[dtypes.dtype, Tuple[int, ...]]]  # dtype, shape with -1 for dynamic dims
+    returns_tuple: bool
+    device: str
+    program: bytes  # the portable artifact
+    stablehlo_version: str
+    constants: List[np.ndarray]
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write(path: str, contents: Contents, producer: str) -> None:
+    """Write atomically: the file at `path` is either the old one or the complete new one."""
+    members: Dict[str, bytes] = {PROGRAM: contents.program}
+    constants_meta = []
+    for i, array in enumerate(contents.constants):
+        data = np.ascontiguousarray(array).tobytes()
+        member = f"constants/{i}.bin"
+        members[member] = data
+        dt = dtypes.from_numpy(array.dtype)
+        assert dt is not None
+        constants_meta.append({"member": member, "dtype": dt.name, "shape": list(array.shape), "size": len(data),
+                               "sha256": _sha256(data)})
+    header = {
+        "magic": MAGIC,
+        "format_version": FORMAT_VERSION,
+        "producer": producer,
+        "stablehlo_version": contents.stablehlo_version,
+        "device": contents.device,
+        "inputs": [dict(name=n, **info.to_json()) for n, info in zip(contents.names, contents.infos)],
+        "outputs": [{"dtype": dt.name, "shape": list(shape)} for dt, shape in contents.outputs],
+        "returns_tuple": contents.returns_tuple,
+        "program": {"member": PROGRAM, "size": len(contents.program), "sha256": _sha256(contents.program)},
+        "constants": constants_meta,
+    }
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+                z.writestr(HEADER, json.dumps(header, indent=1))
+                for name, data in members.items():
+                    z.writestr(name, data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read(path: str) -> Contents:
+    """Read and validate a saved executable. Raises FormatError (or OSError) on any problem."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if not raw:
+        raise FormatError("the file is empty")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+    except zipfile.BadZipFile:
+        raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, or "
+                          "of another kind)") from None
+    with archive:
+        names = set(archive.namelist())
+        if HEADER not in names:
+            raise FormatError(f"it is not a tripy executable (the archive has no '{HEADER}')")
+        try:
+            header = json.loads(archive.read(HEADER).decode("utf-8"))
+        except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+            raise FormatError(f"its header is corrupted ({e})") from None
+        _check_header(header)
+
+        def member(meta: Dict[str, Any], what: str) -> bytes:
+            name = meta["member"]
+            if name not in names:
+                raise FormatError(f"{what} ('{name}') is missing from the archive")
+            try:
+                data = archive.read(name)
+            except (zipfile.BadZipFile, ValueError, OSError) as e:  # CRC mismatch, bad local header, ...
+                raise FormatError(f"{what} ('{name}') is corrupted ({e})") from None
+            if len(data) != meta["size"] or _sha256(data) != meta["sha256"]:
+                raise FormatError(f"{what} ('{name}') is corrupted (its size or checksum does not match the header)")
+            return data
+
+        program = member(header["program"], "the program")
+        constants = []
+        for i, meta in enumerate(header["constants"]):
+            data = member(meta, f"constant {i}")
+            dt = dtype_from_name(meta["dtype"])
+            shape = tuple(meta["shape"])
+            np_dtype = dt.numpy_dtype
+            if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
+                raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
+                                  f"{list(shape)}")
+            constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
+    inputs = header["inputs"]
+    return Contents(names=[i["name"] for i in inputs], infos=[InputInfo.from_json(i) for i in inputs],
+                    outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
+                    returns_tuple=header["returns_tuple"], device=header["device"], program=program,
+                    stablehlo_version=header["stablehlo_version"], constants=constants)
+
+
+def _is_int_list(v: Any, minimum: int) -> bool:
+    return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= minimum for x in v)
+
+
+def _check_header(h: Any) -> None:
+    if not isinstance(h, dict) or h.get("magic") != MAGIC:
+        raise FormatError("it is not a tripy executable (its header has the wrong magic)")
+    version = h.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FormatError(f"its header has an invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        producer = h.get("producer", "a newer tripy")
+        raise FormatError(f"it was saved in executable format version {version} (by {producer}); this version of "
+                          f"tripy reads versions up to {FORMAT_VERSION}. Upgrade tripy to load it")
+    try:
+        if not isinstance(h["stablehlo_version"], str) or not isinstance(h["device"], str):
+            raise FormatError("its header has an invalid StableHLO version or device")
+        if not isinstance(h["returns_tuple"], bool):
+            raise FormatError("its header has an invalid 'returns_tuple'")
+        inputs, outputs, constants = h["inputs"], h["outputs"], h["constants"]
+        if not (isinstance(inputs, list) and isinstance(outputs, list) and outputs and isinstance(constants, list)):
+            raise FormatError("its header has an invalid signature")
+        seen = set()
+        for i in inputs:
+            if not isinstance(i, dict) or not isinstance(i.get("name"), str) or i["name"] in seen:
+                raise FormatError("its header has an invalid or repeated input name")
+            seen.add(i["name"])
+            InputInfo.from_json(i)
+        for o in outputs:
+            if not isinstance(o, dict) or not _is_int_list(o.get("shape"), -1):
+                raise FormatError("its header has an invalid output")
+            dtype_from_name(o.get("dtype"))
+        for meta in [h["program"]] + constants:
+            if not (isinstance(meta, dict) and isinstance(meta.get("member"), str)
+                    and isinstance(meta.get("sha256"), str) and isinstance(meta.get("size"), int)):
+                raise FormatError("its header has an invalid member description")
+        for meta in constants:
+            if not _is_int_list(meta.get("shape"), 0):
+                raise FormatError("its header has an invalid constant shape")
+            dtype_from_name(meta.get("dtype"))
+    except KeyError as e:
+        raise FormatError(f"its header lacks the field {e}") from None
+    except FormatError:
+        raise
+    except ValueError as e:
+        raise FormatError(f"its header is invalid: {e}") from None
+
+
+def check_signature(module_bytes: bytes, contents: Contents) -> None:
+    """Check the program's main function against the header's signature. Raises FormatError."""
+    from jax.extend.mlir import ir
+
+    from tripy_flatir.mlir_utils import context, tensor_type
+
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(module_bytes)
+        main = None
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                main = op
+        if main is None:
+            raise FormatError("the program has no 'main' function")
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        expected_inputs = [tensor_type(info.trace_shape, info.dtype) for info in contents.infos]
+        expected_inputs += [tensor_type(c.shape, dtypes.from_numpy(c.dtype))  # type: ignore[arg-type]
+                            for c in contents.constants]
+        if [str(t) for t in ftype.inputs] != [str(t) for t in expected_inputs]:
+            raise FormatError("the program's inputs do not match the signature in the header")
+        results = [ir.RankedTensorType(t) for t in ftype.results]
+        if len(results) != len(contents.outputs) or any(
+                r.rank != len(shape) or str(r.element_type) != str(dt.mlir_type())
+                for r, (dt, shape) in zip(results, contents.outputs)):
+            raise FormatError("the program's outputs do not match the signature in the header")

@@ -1,0 +1,416 @@
+"""tp.Executable: a compiled function. Validates its arguments, runs the program, wraps the results.
+
+The call path is the hot path of compiled mode, so everything that does not depend on the arguments
+(the checks for each input, the baked-in buffers, the output dtypes and static shapes) is worked out
+once when the executable is made; a call does a few comparisons per input and one program launch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+import sys
+from types import CodeType
+from typing import Any, Dict, List, NoReturn, Sequence, Tuple, Union
+
+from tripy_backend import Executable as _Program
+from tripy_backend import compile as _backend_compile
+from tripy_flatir import dtypes
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.stack_info import SourceFrame, StackInfo, is_library_module
+from tripy_trace.tensor import TraceTensor
+from tripy_frontend.compiler import artifact
+from tripy_frontend.compiler.fast_call import Runs, make_fast_call
+from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.results import ResultStorage
+from tripy_frontend.export import public_api
+from tripy_frontend.tensor import Tensor
+
+# Shape signatures remembered per executable (the backend keeps as many compiled specializations).
+_MAX_SIGNATURES = _Program.MAX_SPECIALIZATIONS
+_new_tensor = object.__new__
+
+
+class _CallSite(StackInfo):
+    """Where the user called an executable: one frame, whose line number is worked out only when a
+    report needs it (reading ``frame.f_lineno`` costs more than the rest of a compiled call's
+    bookkeeping; the code object and instruction offset determine it)."""
+
+    __slots__ = ()
+
+    def __init__(self, code: CodeType, lasti: int) -> None:
+        super().__init__([(code, lasti, -1)])
+
+    @property
+    def frames(self) -> List[SourceFrame]:
+        if self._frames is None:
+            self._raw = [(code, lasti, _line_at(code, lasti) if line < 0 else line) for code, lasti, line in self._raw]
+        return StackInfo.frames.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+
+def _line_at(code: CodeType, lasti: int) -> int:
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
+# Call sites seen before: (id of the code, instruction offset) of the calling frame -> its StackInfo.
+# A loop that calls an executable from one line makes one record; the record holds the code object, so
+# the id stays valid while the entry exists. (Code objects hash by content, which is slow; ids are not.)
+_SITES: Dict[Tuple[int, int], StackInfo] = {}
+_MAX_SITES = 4096
+
+
+def _call_site(frame: Any) -> StackInfo:
+    """Where the user called: the first non-tripy frame at or above `frame` (the caller's frame)."""
+    key = (id(frame.f_code), frame.f_lasti)
+    site = _SITES.get(key)
+    if site is not None:
+        return site
+    user = frame
+    while user is not None and is_library_module(user.f_globals.get("__name__", "")):
+        user = user.f_back
+    site = _CallSite(user.f_code, user.f_lasti) if user is not None else StackInfo([])
+    if user is frame:  # a library caller may be reached from many user lines: not cached
+        if len(_SITES) >= _MAX_SITES:
+            _SITES.clear()
+        _SITES[key] = site
+    return site
+
+
+@public_api()
+class Executable:
+    """A function compiled by :func:`tripy.compile`. Call it with :class:`tripy.Tensor` s for the
+    runtime inputs (the arguments that were given as :class:`InputInfo` s), positionally or by
+    name; it returns a tensor, or a tuple of tensors if the function returned a tuple or list.
+
+    Every argument is checked before the program runs: its type, data type, rank, each dim against
+    the range its InputInfo allows, and dims that share a :class:`NamedDimension` name. A bad
+    argument raises :class:`tripy.TripyException` naming the argument, the dim, the value given and
+    the range allowed, e.g. ``Input 'x' has shape [1, 9, 3]: dim 1 is 9, which is outside the
+    allowed range [2, 8].``
+
+    The program is specialized and compiled once per input-shape signature (the first call with
+    new shapes compiles; later calls with those shapes reuse it).
+
+    .. code-block:: python
+
+        def scale(x, y):
+            return x * 2 + y
+
+        exe = tp.compile(scale, args=[tp.InputInfo(((1, 2, 8), 3), tp.float32), tp.InputInfo((3,), tp.float32)])
+        out = exe(tp.ones((5, 3)), y=tp.ones((3,)))
+        assert out.tolist() == [[3.0, 3.0, 3.0]] * 5
+        assert list(exe.input_infos) == ["x", "y"]
+        assert "stablehlo" in exe.stablehlo
+    """
+
+    _program: _Program
+    _module_bytes: bytes  # the shape-polymorphic program (MLIR bytecode)
+    _names: Tuple[str, ...]
+    _infos: Tuple[InputInfo, ...]
+    _num_inputs: int
+    _dtypes: Tuple[dtypes.dtype, ...]
+    _constants: List[Any]  # buffers of the baked-in tensors, bound after the runtime inputs
+    _constant_shapes: Tuple[Tuple[int, ...], ...]
+    _outputs: Tuple[Tuple[dtypes.dtype, Tuple[int, ...]], ...]  # dtype, shape with -1 for dynamic dims
+    _returns_tuple: bool
+    _device: Device
+    # Named dims checked at run time: (name, ((input, dim), ...)) for groups of 2+ dims not all static.
+    _named: Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]
+    # Input-shape signatures already validated, each with its launcher and output shapes. A call whose
+    # signature is here needs no per-dim checks: one dict lookup replaces them.
+    _runs: Runs
+    __signature__: inspect.Signature
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise_error("tripy.Executable cannot be created directly.", _stack.capture(),
+                    ["Use tripy.compile(func, args=[...]) or tripy.Executable.load(path)."])
+
+    @classmethod
+    def _create(cls, program: _Program, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo],
+                constants: Sequence[Any], outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]],
+                returns_tuple: bool, device: Device) -> "Executable":
+        self = cls.__new__(cls)
+        self._program = program
+        self._module_bytes = module_bytes
+        self._names = tuple(names)
+        self._infos = tuple(infos)
+        self._num_inputs = len(self._names)
+        self._dtypes = tuple(info.dtype for info in self._infos)
+        self._constants = list(constants)
+        self._constant_shapes = tuple(tuple(c.shape) for c in constants)
+        self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
+        self._returns_tuple = returns_tuple
+        self._device = device
+        groups: Dict[str, List[Tuple[int, int]]] = {}
+        for i, info in enumerate(self._infos):
+            for d, name in info.dimension_names.items():
+                groups.setdefault(name, []).append((i, d))
+        self._named = tuple((name, tuple(dims)) for name, dims in groups.items()
+                            if len(dims) > 1 and not all(self._infos[i].shape_bounds.min[d] ==
+                                                         self._infos[i].shape_bounds.max[d] for i, d in dims))
+        self._runs = {}
+        call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants, device,
+                              self._runs, _call_site, _SITES)
+        # Python looks __call__ up on the type: give this executable its own subclass that holds it.
+        call.__doc__ = Executable.__call__.__doc__
+        self.__class__ = type(cls.__name__, (cls,), {"__call__": call, "__module__": cls.__module__,
+                                                     "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Tensor) for n in self._names]
+        self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
+        return self
+
+    # ---- calling ----------------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+        """Run the program on `args` / `kwargs` (tensors for the runtime inputs).
+
+        Each executable's class overrides this with a generated fast path (see ``fast_call``), which
+        falls back to the general path here for anything but the common case."""
+        return self._call_slow(args, kwargs)  # type: ignore[no-any-return]
+
+    def _wrap(self, results: List[Any], out_shapes: Tuple[Tuple[int, ...], ...], info: StackInfo) -> Any:
+        device = self._device
+        outs = []
+        for buf, shape, (dt, _) in zip(results, out_shapes, self._outputs):
+            tt = TraceTensor(None, info)
+            tt.producer = ResultStorage(tt, buf, shape, dt, device)
+            tt.shape = shape
+            tt.dtype = dt
+            tt.device = device
+            out = _new_tensor(Tensor)
+            out.trace_tensor = tt
+            outs.append(out)
+        return tuple(outs) if self._returns_tuple else outs[0]
+
+    def _call_slow(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        """Bind keywords, evaluate lazy tensors, validate every argument in detail, then run; a new
+        shape signature is compiled (once) and remembered for the fast path."""
+        if kwargs or len(args) != self._num_inputs:
+            return self(*self._bind(args, kwargs))  # positionally: the fast path if it applies
+        buffers = []
+        shapes = []
+        for i, a in enumerate(args):
+            self._check_argument(i, a)
+            a.eval()
+            producer = a.trace_tensor.producer
+            buffers.append(producer.data)
+            shapes.append(tuple(a.trace_tensor.shape))
+        if self._named:
+            self._check_named_dims(shapes)
+        key = tuple(shapes)
+        run = self._runs.get(key)
+        if run is None:
+            launch = self._program.launcher(key + self._constant_shapes)
+            results = launch(buffers + self._constants)
+            out_shapes = tuple(tuple(r.shape) for r in results)
+            if len(self._runs) >= _MAX_SIGNATURES:
+                del self._runs[next(iter(self._runs))]  # forget the oldest
+            execute, finish = launch.steps()
+            self._runs[key] = (execute, finish, out_shapes, launch)
+        else:
+            out_shapes, launch = run[2], run[3]
+            results = launch(buffers + self._constants)
+        return self._wrap(results, out_shapes, _call_site(sys._getframe(1)))
+
+    def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
+        """Order positional and keyword arguments as the executable's inputs (the slow path)."""
+        names = self._names
+
+        def fail(message: str) -> NoReturn:
+            raise_error(message, _stack.capture(), [f"The executable's inputs are: {self._signature_text()}."])
+
+        if len(args) > len(names):
+            fail(f"The executable takes {len(names)} input(s), but {len(args)} positional arguments were given.")
+        bound: Dict[str, Any] = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                fail(f"The executable has no input named '{key}'." + (f" Did you mean '{close[0]}'?" if close else ""))
+            if key in bound:
+                fail(f"Input '{key}' was given both positionally and by keyword.")
+            bound[key] = value
+        missing = [n for n in names if n not in bound]
+        if missing:
+            fail(f"Missing input(s): {', '.join(repr(m) for m in missing)}.")
+        return [bound[n] for n in names]
+
+    def _check_named_dims(self, shapes: List[Tuple[int, ...]]) -> None:
+        for name, dims in self._named:
+            i0, d0 = dims[0]
+            size = shapes[i0][d0]
+            for i, d in dims[1:]:
+                if shapes[i][d] != size:
+                    n0, n = self._names[i0], self._names[i]
+                    raise_error(f"Inputs '{n0}' and '{n}' disagree on the named dimension '{name}': dim {d0} of "
+                                f"'{n0}' is {size}, but dim {d} of '{n}' is {shapes[i][d]}.", _stack.capture(),
+                                [f"Dims that share the name '{name}' must be equal.",
+                                 f"The executable's inputs are: {self._signature_text()}."])
+
+    def _check_argument(self, i: int, arg: Any) -> None:
+        """Raise an error naming input `i` if `arg` does not fit its InputInfo."""
+        name, info = self._names[i], self._infos[i]
+        if isinstance(arg, Tensor) and arg.dtype is info.dtype and info.rank == len(arg.trace_tensor.shape) and all(
+                lo <= size <= hi for size, lo, hi in zip(arg.trace_tensor.shape, info.shape_bounds.min,
+                                                         info.shape_bounds.max)):
+            return  # fine (the common case: no report to prepare)
+        expected = [f"The executable's inputs are: {self._signature_text()}."]
+        if not isinstance(arg, Tensor):
+            raise_error(f"Input '{name}' must be a tripy.Tensor, but got {type(arg).__name__}.", _stack.capture(),
+                        expected + ["Convert data with tripy.Tensor(...) first."])
+        origin = [arg.stack_info]
+        if arg.dtype is not info.dtype:
+            raise_error(f"Input '{name}' has data type {arg.dtype}, but the executable expects {info.dtype}.",
+                        _stack.capture(), expected + [f"Convert it with tripy.cast(tensor, tp.{info.dtype})."], origin)
+        shape = list(arg.trace_tensor.shape)
+        if -1 in shape:  # only known once evaluated
+            arg.eval()
+            shape = list(arg._buffer().shape)
+        if len(shape) != info.rank:
+            raise_error(f"Input '{name}' has rank {len(shape)} (shape {shape}), but the executable expects rank "
+                        f"{info.rank}.", _stack.capture(), expected, origin)
+        b = info.shape_bounds
+        allowed = f"Allowed shapes: min={list(b.min)}, max={list(b.max)}."
+        for d, (size, lo, hi) in enumerate(zip(shape, b.min, b.max)):
+            if lo == hi and size != lo:
+                raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, but it must be {lo} (a static dim).",
+                            _stack.capture(), expected + [allowed], origin)
+            if not lo <= size <= hi:
+                raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, which is outside the allowed range "
+                            f"[{lo}, {hi}].", _stack.capture(),
+                            expected + [allowed, "To accept other sizes, compile again with wider bounds in its "
+                                                 "tripy.InputInfo."], origin)
+
+    # ---- introspection --------------------------------------------------------------------------------
+    @property
+    def input_infos(self) -> Dict[str, InputInfo]:
+        """The runtime inputs, in order: name -> :class:`InputInfo`."""
+        return dict(zip(self._names, self._infos))
+
+    @property
+    def stablehlo(self) -> str:
+        """The shape-polymorphic StableHLO program this executable was built from (``?`` for dynamic dims)."""
+        from jax.extend.mlir import ir
+
+        from tripy_flatir.mlir_utils import context
+
+        with context():
+            return str(ir.Module.parse(self._module_bytes))
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    def _signature_text(self) -> str:
+        return ", ".join(f"{n}: {info}" for n, info in zip(self._names, self._infos))
+
+    def __repr__(self) -> str:
+        ret = "Tuple[Tensor, ...]" if self._returns_tuple else "Tensor"
+        return f"Executable({self._signature_text()}) -> {ret}"
+
+    __str__ = __repr__
+
+    # ---- saving and loading ------------------------------------------------------------------------------
+    def save(self, path: str) -> None:
+        """Save this executable to a file: its signature, the baked-in tensors, and the program as a
+        versioned, portable StableHLO artifact that later versions of tripy can load.
+
+        Args:
+            path: Where to write it (replaced atomically if it exists).
+
+        .. code-block:: python
+
+            import os, tempfile
+
+            exe = tp.compile(lambda x: x + 1, args=[tp.InputInfo(((1, 2, 4),), tp.float32)])
+            path = os.path.join(tempfile.mkdtemp(), "add_one.tpexe")
+            exe.save(path)
+            loaded = tp.Executable.load(path)
+            assert loaded(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 3.0]
+        """
+        from tripy_backend import memory, portable
+
+        import tripy_frontend
+
+        if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
+            raise_error(f"tripy.Executable.save: path must be a string or path, but got {type(path).__name__}.",
+                        _stack.capture())
+        path = os.fsdecode(os.fspath(path))
+        try:
+            program, version = portable.serialize(self._module_bytes)
+        except Exception as e:
+            raise_error(f"tripy.Executable.save: could not serialize the program: {e}", _stack.capture())
+        contents = artifact.Contents(
+            names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
+            returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
+            constants=[memory.to_numpy(c) for c in self._constants])
+        try:
+            artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
+        except OSError as e:
+            raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
+
+    @staticmethod
+    def load(path: str) -> "Executable":
+        """Load an executable saved with :meth:`save`. The file is fully validated first; a missing,
+        truncated, corrupted or foreign file raises :class:`tripy.TripyException` saying why.
+
+        Args:
+            path: The file to load.
+
+        .. code-block:: python
+
+            import os, tempfile
+
+            exe = tp.compile(lambda x: x * 2, args=[tp.InputInfo((2,), tp.float32)])
+            path = os.path.join(tempfile.mkdtemp(), "double.tpexe")
+            exe.save(path)
+            assert tp.Executable.load(path)(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+        """
+        from tripy_backend import check_device, memory, portable
+        from tripy_flatir.device import device as make_device
+
+        where = _stack.capture()
+        if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
+            raise_error(f"tripy.Executable.load: path must be a string or path, but got {type(path).__name__}.", where)
+        path = os.fsdecode(os.fspath(path))
+        headline = f"tripy.Executable.load: cannot load '{path}'"
+        try:
+            contents = artifact.read(path)
+        except FileNotFoundError:
+            raise_error(f"{headline}: the file does not exist.", where)
+        except IsADirectoryError:
+            raise_error(f"{headline}: it is a directory.", where)
+        except OSError as e:
+            raise_error(f"{headline}: {e.strerror or e}.", where)
+        except ValueError as e:  # FormatError and malformed values
+            raise_error(f"{headline}: {e}.", where)
+        try:
+            device = make_device(contents.device)
+            check_device(device)
+            module_bytes = portable.deserialize(contents.program)
+            artifact.check_signature(module_bytes, contents)
+        except TripyException as e:
+            raise_error(f"{headline}: {e}", where)
+        except Exception as e:
+            raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
+                        f"(StableHLO {contents.stablehlo_version}): {e}.", where)
+        constants = [memory.to_device(c, device) for c in contents.constants]
+        program = _build_program(module_bytes, contents.infos, constants, device, None)
+        return Executable._create(program, module_bytes, contents.names, contents.infos, constants, contents.outputs,
+                                  contents.returns_tuple, device)
+
+
+def _build_program(module_bytes: bytes, infos: Sequence[InputInfo], constants: Sequence[Any], device: Device,
+                   error_mapper: Any) -> _Program:
+    """The backend executable; a dynamic program is compiled for the `opt` shapes right away, so compile
+    errors surface now rather than at the first call."""
+    shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
+    program = _backend_compile(module_bytes, shapes, device, error_mapper)
+    if program.is_dynamic:
+        opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
+        program.executable_for(opt)
+    return program

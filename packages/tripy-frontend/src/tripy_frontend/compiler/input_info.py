@@ -1,0 +1,172 @@
+"""tp.InputInfo: the shape bounds and dtype of one runtime input of a compiled function."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, Union
+
+import numpy as np
+
+from tripy_flatir import dtypes
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.exceptions import raise_error
+from tripy_flatir.tensor import DYNAMIC
+from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
+from tripy_frontend.export import public_api
+
+
+class Bounds(NamedTuple):
+    """Per-dim minimum, optimum and maximum sizes of an input's shape."""
+
+    min: Tuple[int, ...]
+    opt: Tuple[int, ...]
+    max: Tuple[int, ...]
+
+    def is_static(self) -> bool:
+        return self.min == self.max
+
+
+@public_api()
+class InputInfo:
+    """Describes one runtime input of a function compiled with :func:`tripy.compile`: its data type
+    and, for each dim, either a fixed size (an int) or a range of sizes (a ``(min, opt, max)``
+    triple, or a :class:`NamedDimension`). The executable accepts any shape within the bounds; the
+    compiler optimizes for ``opt``.
+
+    Args:
+        shape: The shape: ints for static dims; ``(min, opt, max)`` triples or NamedDimensions for
+            dynamic ones.
+        dtype: The data type.
+
+    .. code-block:: python
+
+        info = tp.InputInfo(shape=(1, (2, 4, 8), 3), dtype=tp.float32)
+        assert info.shape_bounds.min == (1, 2, 3)
+        assert info.shape_bounds.opt == (1, 4, 3)
+        assert info.shape_bounds.max == (1, 8, 3)
+
+    .. code-block:: python
+
+        # Dims that must be equal
+        batch = tp.NamedDimension("batch", 1, 2, 16)
+        a = tp.InputInfo((batch, 3), dtype=tp.float32)
+        b = tp.InputInfo((batch,), dtype=tp.int32)
+        assert a.dimension_names == {0: "batch"} and b.dimension_names == {0: "batch"}
+    """
+
+    __slots__ = ("shape_bounds", "dimension_names", "dtype")
+
+    def __init__(self, shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
+                 dtype: dtypes.dtype) -> None:
+        from tripy_frontend.dimension_size import DimensionSize
+
+        if isinstance(shape, (int, np.integer, NamedDimension)) and not isinstance(shape, bool):
+            shape = (shape,)  # type: ignore[assignment]
+        if not isinstance(shape, (list, tuple)):
+            raise_error(f"tripy.InputInfo: shape must be a sequence of ints, (min, opt, max) triples or "
+                        f"NamedDimensions, but got {type(shape).__name__}.", _stack.capture())
+        if not isinstance(dtype, dtypes.dtype):
+            raise_error(f"tripy.InputInfo: dtype must be a tripy.dtype (e.g. tp.float32), but got "
+                        f"{type(dtype).__name__}.", _stack.capture())
+        lo, opt, hi = [], [], []
+        names: Dict[int, str] = {}
+        for d, elem in enumerate(shape):
+            what = f"tripy.InputInfo: dim {d} of shape {_shape_text(shape)}"
+            if isinstance(elem, NamedDimension):
+                names[d] = elem.name
+                bounds = elem.bounds
+            elif isinstance(elem, (int, np.integer, DimensionSize)) and not isinstance(elem, bool):
+                bounds = check_bounds((elem, elem, elem), what)
+            elif isinstance(elem, (list, tuple)):
+                if len(elem) != 3:
+                    raise_error(f"{what} must be an int or a (min, opt, max) triple, but has {len(elem)} entries.",
+                                _stack.capture(), ["A dynamic dim is written (min, opt, max), e.g. (1, 4, 8)."])
+                bounds = check_bounds(elem, what)
+            else:
+                raise_error(f"{what} must be an int, a (min, opt, max) triple or a tripy.NamedDimension, but got "
+                            f"{type(elem).__name__}.", _stack.capture())
+            lo.append(bounds[0])
+            opt.append(bounds[1])
+            hi.append(bounds[2])
+        self.shape_bounds = Bounds(tuple(lo), tuple(opt), tuple(hi))
+        self.dimension_names: Dict[int, str] = names
+        self.dtype: dtypes.dtype = dtype
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape_bounds.min)
+
+    @property
+    def trace_shape(self) -> Tuple[int, ...]:
+        """The shape as tripy traces it: static sizes, and -1 (dynamic) where min != max."""
+        b = self.shape_bounds
+        return tuple(lo if lo == hi else DYNAMIC for lo, hi in zip(b.min, b.max))
+
+    def dim_text(self, d: int) -> str:
+        lo, opt, hi = self.shape_bounds.min[d], self.shape_bounds.opt[d], self.shape_bounds.max[d]
+        text = str(lo) if lo == hi else f"({lo}, {opt}, {hi})"
+        return f"{self.dimension_names[d]}={text}" if d in self.dimension_names else text
+
+    def __repr__(self) -> str:
+        dims = ", ".join(self.dim_text(d) for d in range(self.rank))
+        return f"InputInfo(shape=({dims}{',' if self.rank == 1 else ''}), dtype={self.dtype})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, InputInfo) and self.shape_bounds == other.shape_bounds and self.dtype is other.dtype
+                and self.dimension_names == other.dimension_names)
+
+    def __hash__(self) -> int:
+        return hash((self.shape_bounds, self.dtype.name, tuple(sorted(self.dimension_names.items()))))
+
+    # ---- serialization (used by Executable.save/load) ------------------------------------------------
+    def to_json(self) -> Dict[str, Any]:
+        b = self.shape_bounds
+        return {"min": list(b.min), "opt": list(b.opt), "max": list(b.max), "dtype": self.dtype.name,
+                "dimension_names": {str(k): v for k, v in self.dimension_names.items()}}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "InputInfo":
+        """Rebuild from to_json() output; raises ValueError (not TripyException) on malformed data."""
+        if not isinstance(data, dict):
+            raise ValueError("an input description is not an object")
+        dims: List[List[int]] = []
+        for k in ("min", "opt", "max"):
+            v = data.get(k)
+            if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+                raise ValueError("input shape bounds must be lists of ints")
+            dims.append(v)
+        lo, opt, hi = dims
+        if not len(lo) == len(opt) == len(hi) or not all(0 <= a <= b <= c for a, b, c in zip(lo, opt, hi)):
+            raise ValueError(f"invalid input shape bounds min={lo}, opt={opt}, max={hi}")
+        dtype = dtype_from_name(data.get("dtype"))
+        names = data.get("dimension_names", {})
+        if not isinstance(names, dict) or not all(isinstance(k, str) and k.isdigit() and int(k) < len(lo)
+                                                  and isinstance(v, str) and v for k, v in names.items()):
+            raise ValueError("invalid dimension names")
+        info = cls.__new__(cls)
+        info.shape_bounds = Bounds(tuple(lo), tuple(opt), tuple(hi))
+        info.dimension_names = {int(k): v for k, v in names.items()}
+        info.dtype = dtype
+        return info
+
+
+def dtype_from_name(name: Any) -> dtypes.dtype:
+    for dt in dtypes.ALL_DTYPES:
+        if dt.name == name:
+            return dt
+    raise ValueError(f"unknown data type {name!r}")
+
+
+def _shape_text(shape: Sequence[Any]) -> str:
+    parts = []
+    for e in shape:
+        if isinstance(e, NamedDimension):
+            parts.append(repr(e))
+        elif isinstance(e, (list, tuple)):
+            parts.append(repr(tuple(e)) if all(isinstance(x, (int, np.integer)) for x in e) else "(...)")
+        elif isinstance(e, (int, np.integer)):
+            parts.append(str(int(e)))
+        else:
+            parts.append(type(e).__name__)
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
