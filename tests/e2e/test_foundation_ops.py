@@ -147,3 +147,13 @@ def test_dtypes_round_trip(dtype):
     assert np.array_equal(np.asarray(t).astype(np.float32), np.array(values, np.float32))
     out = tp.full((2,), 1, dtype=dtype)
     assert out.dtype == dtype and [float(v) for v in out.tolist()] == [1.0, 1.0]
+
+
+def test_arange_with_run_time_bounds():
+    exe = tp.compile(lambda x: tp.arange(1, x.shape[0], 2, dtype=tp.int32),
+                     args=[tp.InputInfo(((1, 3, 8),), tp.float32)])
+    for n in (1, 2, 6, 7, 8):
+        assert exe(tp.ones((n,))).tolist() == list(range(1, n, 2))
+    exe = tp.compile(lambda x: tp.arange(x.shape[0]) * 0.5, args=[tp.InputInfo(((1, 3, 8),), tp.float32)])
+    assert exe(tp.ones((4,))).tolist() == [0.0, 0.5, 1.0, 1.5]
+    assert tp.arange(tp.ones((3, 2)).shape[1], dtype=tp.int32).tolist() == [0, 1]

@@ -4,36 +4,58 @@ from typing import Any, Optional, Union
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
+from tripy_frontend.dimension_size import DimensionSize, static_value
 from tripy_frontend.export import public_api
 from tripy_frontend.ops.iota import iota
 from tripy_frontend.tensor import Tensor
 
-Number = Union[int, float]
+Number = Union[int, float, DimensionSize]
+
+
+def _static(v: Any) -> Any:
+    """A Python number for a number or a statically known DimensionSize; None for a run-time size."""
+    return static_value(v) if isinstance(v, DimensionSize) else v
 
 
 @public_api()
 def arange(start: Number, stop: Optional[Number] = None, step: Number = 1,
            dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """Evenly spaced values in [start, stop) with the given step; ``arange(stop)`` starts at 0.
+    Bounds may be DimensionSizes (e.g. ``tp.arange(x.shape[0])``), also ones only known at run time.
 
     .. code-block:: python
 
         assert tp.arange(5, dtype=tp.int32).tolist() == [0, 1, 2, 3, 4]
         assert tp.arange(1.0, 2.0, 0.25).tolist() == [1.0, 1.25, 1.5, 1.75]
+        assert tp.arange(tp.ones((3, 2)).shape[0], dtype=tp.int32).tolist() == [0, 1, 2]
     """
     if stop is None:
         start, stop = 0, start
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
-            raise_error(f"tripy.arange: {name} must be a Python number, not {type(v).__name__}.", _stack.capture())
-    if step == 0:
+    values = [_static(v) for v in (start, stop, step)]
+    if values[2] == 0:
         raise_error("tripy.arange: step must not be zero.", _stack.capture())
-    if dtype.is_integer and not all(float(v).is_integer() for v in (start, stop, step)):
-        raise_error(f"tripy.arange: start, stop and step must be integers for dtype {dtype}.", _stack.capture())
-    size = max(0, math.ceil((stop - start) / step))
+    if None not in values:
+        start, stop, step = values
+        if dtype.is_integer and not all(float(v).is_integer() for v in values):
+            raise_error(f"tripy.arange: start, stop and step must be integers for dtype {dtype}.", _stack.capture())
+        size: Any = max(0, math.ceil((stop - start) / step))
+    else:
+        # A bound known only at run time: the size is computed in the program (integer bounds and step).
+        if not all(isinstance(v, (int, DimensionSize)) for v in (start, stop, step)) or values[2] is None:
+            raise_error("tripy.arange: with a run-time size as a bound, start and stop must be ints or "
+                        "DimensionSizes and step a Python int.", _stack.capture())
+        s = int(step)  # type: ignore[arg-type]
+        size = (stop - start + (s - 1)) // s if s > 0 else (start - stop + (-s - 1)) // (-s)
     out = iota((size,), 0, dtype)
-    if step != 1:
-        out = out * step
-    if start != 0:
-        out = out + start
+    if values[2] != 1:
+        out = out * values[2]
+    if _static(start) != 0:
+        out = out + (start if not isinstance(start, DimensionSize) or static_value(start) is not None
+                     else _as_dtype(start, dtype))
     return out
+
+
+def _as_dtype(size: DimensionSize, dtype: dtypes.dtype) -> Tensor:
+    from tripy_frontend.ops.cast import cast
+
+    return cast(size, dtype)
