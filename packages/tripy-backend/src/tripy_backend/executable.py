@@ -15,7 +15,7 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.function import location_name
 from tripy_flatir.logging import logger
-from tripy_backend import _xla
+from tripy_backend import _xla, disk_cache
 from tripy_backend.devices import compiler_name, platform
 
 # Maps an error text (which may mention MLIR locations) to a full report; given by the caller, who
@@ -47,7 +47,7 @@ class Executable:
     def _compile(self, module_bytes: bytes) -> Any:
         start = time.perf_counter()
         try:
-            exe = _xla.compile(module_bytes, platform(self.device), self.device.index)
+            exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index)  # plain compile if off
         except Exception as e:  # compiler errors: map back to user code
             raise self._error(f"{compiler_name(self.device)} failed to compile the program", e) from None
         logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
@@ -58,9 +58,9 @@ class Executable:
 
         from tripy_flatir.mlir_utils import context
 
-        with context():
+        with context(), ir.Location.unknown():
             module = ir.Module.parse(self.module_bytes)
-            fn = next(op for op in module.body.operations if op.name == "func.func" and
+            fn = next(op for op in module.body.operations if op.operation.name == "func.func" and
                       ir.StringAttr(op.attributes["sym_name"]).value == "main")
             block = fn.regions[0].blocks[0]
             new_types = []
@@ -69,8 +69,11 @@ class Executable:
                 t = ir.RankedTensorType.get(list(shape), elt)
                 arg.set_type(t)
                 new_types.append(t)
-            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-            fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, ftype.results))
+            # Results that are arguments themselves take the arguments' new types (func.return needs an exact
+            # match); the others are refined below.
+            ret = list(block.operations)[-1]
+            results = [v.type for v in ret.operands]
+            fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, results))
             buf = io.BytesIO()
             module.operation.write_bytecode(buf)
         try:
@@ -97,6 +100,13 @@ class Executable:
         return len(self._compiled)
 
     # ---- run ----------------------------------------------------------------------------------------
+    def launcher(self, shapes: Tuple[Tuple[int, ...], ...]) -> "_xla.Launcher":
+        """A launcher for the program specialized to input shapes `shapes` (compiled if needed): a
+        callable buffers -> output buffers that does nothing else, for callers that validate shapes
+        themselves and run the same signature many times (compiled mode). See ``_xla.Launcher``."""
+        exe = self.executable_for(shapes)
+        return _xla.Launcher(exe, lambda e: self._error("The program failed at run time", e))
+
     def __call__(self, buffers: Sequence[Any]) -> List[Any]:
         if self.is_dynamic:
             exe = self.executable_for(tuple(tuple(b.shape) for b in buffers))

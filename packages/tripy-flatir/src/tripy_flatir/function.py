@@ -36,7 +36,8 @@ class FlatIRFunction:
         """
         remap: Dict[int, FlatIRTensor] = {id(s): t for s, t in zip(sub_inputs, inputs)}
         remap.update({id(s): t for s, t in zip(sub_outputs, outputs)})
-        boundary = {id(s) for s in sub_inputs} | self._defined
+        sub_input_ids = {id(s) for s in sub_inputs}
+        defined = self._defined  # not copied: a union with it per op would make lowering quadratic
 
         ordered: List["BaseFlatIROp"] = []
         seen: set[int] = set()
@@ -55,7 +56,7 @@ class FlatIRFunction:
                     continue
                 stack.append((op, True))
                 for inp in op.inputs:
-                    if id(inp) in boundary:
+                    if id(inp) in sub_input_ids or id(inp) in defined:
                         continue
                     if inp.producer is None:
                         raise TripyException(f"Internal error: the lowering used tensor '{inp.name}', which is "

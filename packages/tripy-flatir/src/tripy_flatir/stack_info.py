@@ -58,12 +58,22 @@ class StackInfo:
         return bool(self._raw)
 
 
+# Module name -> is it library code? (a dict lookup per frame instead of string matching: capture()
+# runs for every tensor the user creates, so it is on the eager hot path.)
+_IS_LIBRARY: dict[str, bool] = {}
+
+
 def capture(max_frames: int = StackInfo.MAX_FRAMES) -> StackInfo:
     """Record the innermost user (non-tripy) frames of the current call stack."""
     frame = sys._getframe(1)
     raw: list[tuple[CodeType, int, int]] = []
+    is_library = _IS_LIBRARY
     while frame is not None and len(raw) < max_frames:
-        if not is_library_module(frame.f_globals.get("__name__", "")):
+        name = frame.f_globals.get("__name__", "")
+        lib = is_library.get(name)
+        if lib is None:
+            lib = is_library[name] = is_library_module(name)
+        if not lib:
             raw.append((frame.f_code, frame.f_lasti, frame.f_lineno))
         frame = frame.f_back  # type: ignore[assignment]
     return StackInfo(raw)

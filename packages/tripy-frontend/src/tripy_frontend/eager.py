@@ -32,6 +32,9 @@ def lower(trace: Trace) -> tuple:
 def evaluate(tensors: Sequence[Any]) -> None:
     """Compute `tensors` (frontend Tensors) and turn each into stored data."""
     trace = Trace([t.trace_tensor for t in tensors])
+    for t in trace.inputs:
+        if not isinstance(t.producer, Storage):  # a runtime input of tp.compile: no value while tracing
+            _cannot_evaluate_traced(t)
     device = trace.outputs[0].device
     key = (trace.cache_key(), device)
     executable = PROGRAM_CACHE.get(key)
@@ -41,7 +44,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
         PROGRAM_CACHE.put(key, executable)
         logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
     else:
-        if any(logger.enabled(t) for t in _IR_TOPICS):
+        if not logger.verbosity.isdisjoint(_IR_TOPICS):
             lower(trace)  # show the IR even when the compiled program is reused
         logger.log("cache", "program cache hit")
     buffers: List[Any] = [t.producer.data for t in trace.inputs]  # type: ignore[union-attr]
@@ -49,3 +52,15 @@ def evaluate(tensors: Sequence[Any]) -> None:
     for t, buf in zip(trace.outputs, results):
         op = Storage([], [t], data=buf, shape=tuple(buf.shape), dtype=t.dtype, device=t.device)
         t.producer = op
+
+
+def _cannot_evaluate_traced(placeholder: Any) -> None:
+    from tripy_flatir import stack_info
+    from tripy_flatir.exceptions import raise_error
+
+    raise_error("Cannot evaluate a tensor while tripy.compile() traces the function: it depends on a runtime input, "
+                "whose value is only known when the compiled executable is called.", stack_info.capture(),
+                ["Inside a compiled function, do not print tensors, convert them to Python values (int(), float(), "
+                 "bool(), .tolist()) or branch on their values in Python.",
+                 "Sizes of dynamic dims are DimensionSize values: use them directly in tripy ops (reshape, full, "
+                 "arithmetic) rather than converting them with int()."], [placeholder.stack_info])

@@ -101,8 +101,11 @@ class Tensor:
         """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports."""
         info = _stack.capture()
         op = op_cls.build([i.trace_tensor for i in inputs], info, num_outputs, **attrs)
-        outs = [cls._from_trace_tensor(o) for o in op.outputs]
-        return outs[0] if num_outputs == 1 else outs
+        if num_outputs == 1:  # the common case, kept short: this runs for every op the user calls
+            t = cls.__new__(cls)
+            t.trace_tensor = op.outputs[0]
+            return t
+        return [cls._from_trace_tensor(o) for o in op.outputs]
 
     # ---- metadata (no evaluation needed) ---------------------------------------------------------
     @property

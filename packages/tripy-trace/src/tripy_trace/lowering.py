@@ -82,6 +82,8 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Optional[tuple[int, .
     A dynamic dim against a static 1 gives the dynamic dim; against a static n > 1 gives n (the
     run-time size must then be n or 1). Two dynamic dims are taken to be equal.
     """
+    if a == b:  # the common case, on the path of every elementwise op the user calls
+        return tuple(a)
     rank = max(len(a), len(b))
     a = (1,) * (rank - len(a)) + tuple(a)
     b = (1,) * (rank - len(b)) + tuple(b)

@@ -39,16 +39,20 @@ class Trace:
 
     def cache_key(self) -> tuple:
         """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data)."""
+        # Runs on every eager evaluation, cache hit or not: plain tuples of cheap-to-hash values, no
+        # printing. Tensors are numbered in op order, so the key does not depend on tensor names.
         index: Dict[int, int] = {}
         parts: List[Any] = []
+        append = parts.append
         for op in self.ops:
-            parts.append((op.cache_key(), tuple(index[id(i)] for i in op.inputs)))
+            append(op.cache_key())
+            append(tuple([index[id(i)] for i in op.inputs]))
             for o in op.outputs:
                 index[id(o)] = len(index)
                 if op.is_input:
-                    parts.append((o.shape, o.dtype.name, str(o.device)))
-        parts.append(tuple(index[id(o)] for o in self.outputs))
-        parts.append(tuple(index[id(i)] for i in self.inputs))
+                    append((o.shape, o.dtype.name, o.device.kind, o.device.index))
+        append(tuple([index[id(o)] for o in self.outputs]))
+        append(tuple([index[id(i)] for i in self.inputs]))
         return tuple(parts)
 
     def __str__(self) -> str:

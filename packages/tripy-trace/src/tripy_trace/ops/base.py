@@ -9,7 +9,7 @@ FlatIR tensors.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, List, NoReturn, Optional, Sequence
+from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import FlatIRTensor
@@ -29,7 +29,8 @@ class BaseTraceOp:
     @classmethod
     def build(cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any) -> "BaseTraceOp":
         op = cls(list(inputs), [], **attrs)
-        op.outputs = [TraceTensor(op, stack_info) for _ in range(num_outputs)]
+        op.outputs = ([TraceTensor(op, stack_info)] if num_outputs == 1 else
+                      [TraceTensor(op, stack_info) for _ in range(num_outputs)])
         op.infer_devices()
         op.infer_dtypes()
         op.infer_shapes()
@@ -37,11 +38,12 @@ class BaseTraceOp:
 
     # ---- inference (override as needed) ------------------------------------------------------
     def infer_devices(self) -> None:
-        devices = {i.device for i in self.inputs}
-        if len(devices) > 1:
-            self.raise_error("Inputs are on different devices: " + ", ".join(str(i.device) for i in self.inputs) + ".",
-                             ["Move them to one device first with tripy.copy(tensor, device)."])
-        device = next(iter(devices)) if devices else self.default_device()
+        inputs = self.inputs
+        device = inputs[0].device if inputs else self.default_device()
+        for i in inputs:  # (written without a set: this runs for every op the user builds)
+            if i.device is not device and i.device != device:
+                self.raise_error("Inputs are on different devices: " + ", ".join(str(i.device) for i in inputs) + ".",
+                                 ["Move them to one device first with tripy.copy(tensor, device)."])
         for o in self.outputs:
             o.device = device
 
@@ -52,10 +54,11 @@ class BaseTraceOp:
 
     def infer_dtypes(self) -> None:
         dts = [i.dtype for i in self.inputs]
-        if len(set(dts)) > 1:
-            self.raise_error(f"Inputs of {self.name()} must have the same data type, but got: "
-                             + ", ".join(str(d) for d in dts) + ".",
-                             ["Use tripy.cast() to convert one of them."])
+        for d in dts:  # dtypes are singletons
+            if d is not dts[0]:
+                self.raise_error(f"Inputs of {self.name()} must have the same data type, but got: "
+                                 + ", ".join(str(d) for d in dts) + ".",
+                                 ["Use tripy.cast() to convert one of them."])
         for o in self.outputs:
             o.dtype = dts[0]
 
@@ -75,11 +78,12 @@ class BaseTraceOp:
                     [i.stack_info for i in self.inputs])
 
     def attribute_items(self) -> list[tuple[str, Any]]:
-        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in ("inputs", "outputs")]
+        return [(name, getattr(self, name)) for name in _attribute_names(type(self))]
 
     def cache_key(self) -> tuple:
         """A hashable description of this op's kind and attributes (not its data)."""
-        return (type(self), tuple(_freeze(v) for _, v in self.attribute_items()))
+        cls = type(self)
+        return (cls, tuple([_freeze(getattr(self, name)) for name in _attribute_names(cls)]))
 
     def __str__(self) -> str:
         outs = ", ".join(o.name for o in self.outputs)
@@ -87,7 +91,23 @@ class BaseTraceOp:
         return f"{outs} = {type(self).__name__.lower()}({', '.join(args)})"
 
 
+_ATTRIBUTE_NAMES: Dict[type, Tuple[str, ...]] = {}
+_ATOMS = frozenset({int, float, bool, str, type(None)})
+
+
+def _attribute_names(cls: type) -> Tuple[str, ...]:
+    """The dataclass fields of an op class other than inputs/outputs (cached: dataclasses.fields() is slow
+    and this runs for every op on every eager evaluation, through cache_key)."""
+    names = _ATTRIBUTE_NAMES.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("inputs", "outputs"))
+        _ATTRIBUTE_NAMES[cls] = names
+    return names
+
+
 def _freeze(v: Any) -> Any:
+    if type(v) in _ATOMS:
+        return v
     if isinstance(v, (list, tuple)):
         return tuple(_freeze(x) for x in v)
     if isinstance(v, dict):

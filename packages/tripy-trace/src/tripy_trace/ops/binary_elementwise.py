@@ -16,7 +16,6 @@ from tripy_flatir.ops.remainder import RemOp
 from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.ops.subtract import SubtractOp
 from tripy_flatir.ops.and_ import AndOp
-from tripy_flatir.ops.xor import XorOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp
@@ -98,7 +97,9 @@ def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
     a_neg, b_neg, out = _like(a, dtypes.bool), _like(b, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([a, zero], [a_neg], direction="LT")
     CompareOp.build([b, zero], [b_neg], direction="LT")
-    XorOp.build([a_neg, b_neg], [out])
+    # NE rather than XOR: StableHLO shape refinement folds compare but not xor, and this runs in shape
+    # arithmetic (e.g. `x.shape[0] // 2` in a compiled program with a dynamic dim).
+    CompareOp.build([a_neg, b_neg], [out], direction="NE")
     return out
 
 

@@ -1,0 +1,190 @@
+"""An opt-in persistent cache of compiled programs on disk, so a new process does not recompile.
+
+Turn it on with the environment variable ``TRIPY_CACHE_DIR=/some/dir`` or from Python with
+``tripy_backend.disk_cache.set_directory("/some/dir")`` (``set_directory(None)`` turns it off again,
+whatever the environment says). Off by default.
+
+* **Key**: SHA-256 of the program (the StableHLO bytecode handed to the compiler, after shape
+  specialization) and the compiler fingerprint: jaxlib/XLA version, platform and its version, device,
+  host CPU features and ``XLA_FLAGS`` (see ``_xla.compiler_fingerprint``). A different compiler or
+  machine never loads another's entry.
+* **Entries** are written to a temporary file in the same directory and moved into place with
+  ``os.replace``, which is atomic: concurrent processes compiling the same program each write a
+  complete entry and the last one wins; a reader sees a whole old or a whole new file, never a partial one.
+* **Integrity**: each entry starts with a header (magic, the key, the payload length and its SHA-256).
+  A truncated, corrupt, foreign or unloadable entry is ignored (logged under the ``cache`` topic) and
+  rebuilt: it never crashes the program. Writing is best effort too: a read-only or full disk only
+  costs the recompile.
+
+There is no size limit or eviction; delete the directory (or call ``clear()``) to reclaim space.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+from typing import Any, Callable, Optional, Union
+
+from tripy_flatir.logging import logger
+
+ENV_VAR = "TRIPY_CACHE_DIR"
+FORMAT_VERSION = 1
+MAGIC = b"TRIPYXC" + bytes([FORMAT_VERSION])
+_HEADER = struct.Struct("<8s32sQ32s")  # magic, sha256(key), payload length, sha256(payload)
+SUFFIX = ".xc"
+
+_UNSET = object()
+_directory: Any = _UNSET  # set_directory() overrides the environment variable
+
+
+class Stats:
+    """Counters for this process (tests and benchmarks read them)."""
+
+    def __init__(self) -> None:
+        self.hits = self.misses = self.bad_entries = self.writes = self.write_errors = 0
+
+    def __repr__(self) -> str:
+        return (f"Stats(hits={self.hits}, misses={self.misses}, bad_entries={self.bad_entries}, "
+                f"writes={self.writes}, write_errors={self.write_errors})")
+
+
+stats = Stats()
+
+
+def set_directory(path: Union[str, "os.PathLike[str]", None]) -> None:
+    """Use `path` for the persistent cache (created if needed); None turns the cache off."""
+    global _directory
+    _directory = None if path is None else os.fspath(path)
+
+
+def directory() -> Optional[str]:
+    """The cache directory in use, or None when the persistent cache is off."""
+    if _directory is not _UNSET:
+        return _directory
+    return os.environ.get(ENV_VAR) or None
+
+
+def program_key(module_bytes: bytes, fingerprint: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"tripy-disk-cache-v{FORMAT_VERSION}\0{fingerprint}\0".encode())
+    h.update(module_bytes)
+    return h.hexdigest()
+
+
+class DiskCache:
+    """Entries in one directory, one file per key."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.root, key + SUFFIX)
+
+    def load(self, key: str) -> Optional[bytes]:
+        """The payload stored for `key`, or None if there is none or it is not intact."""
+        try:
+            with open(self.path(key), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            logger.log("cache", f"disk cache: cannot read entry {key[:16]}: {e}")
+            return None
+        payload = decode(data, key)
+        if payload is None:
+            stats.bad_entries += 1
+            logger.log("cache", f"disk cache: ignoring a damaged entry {key[:16]} (it will be rebuilt)")
+        return payload
+
+    def store(self, key: str, payload: bytes) -> bool:
+        """Write an entry atomically; False (and no exception) if that is not possible."""
+        tmp = None
+        try:
+            os.makedirs(self.root, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{key[:16]}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(encode(payload, key))
+            os.replace(tmp, self.path(key))
+            tmp = None
+            stats.writes += 1
+            return True
+        except OSError as e:
+            stats.write_errors += 1
+            logger.log("cache", f"disk cache: cannot write entry {key[:16]}: {e}")
+            return False
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def clear(self) -> None:
+        """Remove every entry (and leftover temporary files) from the directory."""
+        if not os.path.isdir(self.root):
+            return
+        for name in os.listdir(self.root):
+            if name.endswith((SUFFIX, ".tmp")):
+                try:
+                    os.unlink(os.path.join(self.root, name))
+                except OSError:
+                    pass
+
+
+def encode(payload: bytes, key: str) -> bytes:
+    header = _HEADER.pack(MAGIC, hashlib.sha256(key.encode()).digest(), len(payload), hashlib.sha256(payload).digest())
+    return header + payload
+
+
+def decode(data: bytes, key: str) -> Optional[bytes]:
+    """The payload of an entry, or None if it is truncated, corrupt, or belongs to another key."""
+    if len(data) < _HEADER.size:
+        return None
+    magic, key_digest, length, digest = _HEADER.unpack_from(data)
+    payload = data[_HEADER.size:]
+    if (magic != MAGIC or key_digest != hashlib.sha256(key.encode()).digest() or length != len(payload)
+            or hashlib.sha256(payload).digest() != digest):
+        return None
+    return payload
+
+
+def clear() -> None:
+    """Empty the cache directory in use (if any)."""
+    root = directory()
+    if root:
+        DiskCache(root).clear()
+
+
+def compile(module_bytes: bytes, platform: str, index: int,
+            compile_fn: Optional[Callable[[bytes, str, int], Any]] = None) -> Any:
+    """Compile through the persistent cache when it is on (see the module docstring), else just compile."""
+    from tripy_backend import _xla
+
+    compile_fn = compile_fn or _xla.compile
+    root = directory()
+    if not root:
+        return compile_fn(module_bytes, platform, index)
+    cache = DiskCache(root)
+    key = program_key(module_bytes, _xla.compiler_fingerprint(platform, index))
+    payload = cache.load(key)
+    if payload is not None:
+        try:
+            exe = _xla.deserialize_executable(payload, platform, index)
+            stats.hits += 1
+            logger.log("cache", f"disk cache hit: {key[:16]}")
+            return exe
+        except Exception as e:  # an intact file that this runtime cannot load: rebuild it
+            stats.bad_entries += 1
+            logger.log("cache", f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling")
+    stats.misses += 1
+    exe = compile_fn(module_bytes, platform, index)
+    try:
+        data = _xla.serialize_executable(exe, platform)
+    except Exception as e:  # some programs/runtimes cannot be serialized: just do not cache them
+        logger.log("cache", f"disk cache: cannot serialize the program ({type(e).__name__}: {e})")
+        return exe
+    if cache.store(key, data):
+        logger.log("cache", f"disk cache: stored {key[:16]} ({len(data)} bytes)")
+    return exe
