@@ -71,13 +71,16 @@ def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", help=".npz state dict (default: random weights)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="gpt2")
-    parser.add_argument("--prompt-ids", default="464,2068,7586,21831,18045,625", help="comma-separated token ids")
+    parser.add_argument("--prompt-ids", default=None,
+                        help="comma-separated token ids (default: a short prompt valid for the preset's vocabulary)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--bucket", type=int, default=64, help="pad sequences to a multiple of this length")
     parser.add_argument("--eager", action="store_true", help="run eagerly instead of compiling (for debugging)")
     args = parser.parse_args(list(argv) or None)
 
     config = PRESETS[args.preset]
+    if args.prompt_ids is None:  # GPT-2 ids for "The quick brown fox jumps over", folded into small vocabularies
+        args.prompt_ids = ",".join(str(t % config.vocab_size) for t in (464, 2068, 7586, 21831, 18045, 625))
     prompt = [int(t) for t in args.prompt_ids.split(",") if t.strip()]
     if any(not 0 <= t < config.vocab_size for t in prompt):
         parser.error(f"token ids must be in [0, {config.vocab_size})")
