@@ -128,3 +128,17 @@ def test_every_public_function_rejects_a_wrong_argument_at_the_call(name):
     with pytest.raises(tp.TripyException) as info:
         fn(*args)  # MARK-any
     assert f"{__file__}:{_line_of('# MARK-any')}" in str(info.value)
+
+
+def test_incompatible_dynamic_shapes_at_call_time_map_to_user_code():
+    def add(x, y):
+        return x + y  # MARK-dyn-add
+
+    dyn = tp.InputInfo(((1, 2, 8), 3), tp.float32)
+    exe = tp.compile(add, args=[dyn, dyn])
+    assert exe(tp.ones((2, 3)), tp.ones((2, 3))).tolist() == [[2.0] * 3] * 2
+    with pytest.raises(tp.TripyException) as info:
+        exe(tp.ones((2, 3)), tp.ones((4, 3)))
+    text = str(info.value)
+    assert f"{__file__}:{_line_of('# MARK-dyn-add')}" in text
+    assert "cannot run on inputs of shapes [[2, 3], [4, 3]]" in text and "AddOp" in text

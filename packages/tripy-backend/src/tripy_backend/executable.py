@@ -44,6 +44,13 @@ class Executable:
         message = f"{headline}:\n    {text.strip()}"
         return TripyException(self.error_mapper(name, message) if self.error_mapper else message)
 
+    def _diagnostics_error(self, headline: str, diagnostics: Sequence[Any]) -> TripyException:
+        """MLIR diagnostics carry ``loc("<FlatIR tensor>")``: report them against that tensor's user code."""
+        lines = [f"({location_name(str(d.location)) or 'unknown'}) {d.message}" for d in diagnostics]
+        name = next((location_name(str(d.location)) for d in diagnostics if location_name(str(d.location))), None)
+        message = f"{headline}:\n    " + "\n    ".join(lines)
+        return TripyException(self.error_mapper(name, message) if self.error_mapper else message)
+
     def _compile(self, module_bytes: bytes) -> Any:
         start = time.perf_counter()
         try:
@@ -74,6 +81,11 @@ class Executable:
             ret = list(block.operations)[-1]
             results = [v.type for v in ret.operands]
             fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, results))
+            try:  # inputs whose shapes the program cannot accept together (e.g. '+' of dims 2 and 4)
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise self._diagnostics_error(f"The program cannot run on inputs of shapes {[list(s) for s in shapes]}",
+                                              e.error_diagnostics) from None
             buf = io.BytesIO()
             module.operation.write_bytecode(buf)
         try:
