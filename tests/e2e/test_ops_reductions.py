@@ -267,7 +267,7 @@ def test_allclose(a, b, kwargs):
 
 def test_allclose_errors():
     raises("tripy.allclose does not support dtype int32", tp.allclose, tp.Tensor([1]), tp.Tensor([1]))
-    raises("tripy.allclose: input and other must have the same data type, but got float32 and float16",
+    raises("tripy.allclose: 'input' and 'other' must have the same data type, but got float32 and float16",
            tp.allclose, tp.Tensor([1.0]), tp.cast(tp.Tensor([1.0]), tp.float16))
 
 
@@ -289,7 +289,7 @@ def test_equal_floats_and_bools():
 
 
 def test_equal_errors():
-    raises("tripy.equal: input and other must have the same data type, but got int32 and float32",
+    raises("tripy.equal: 'input' and 'other' must have the same data type, but got int32 and float32",
            tp.equal, tp.Tensor([1]), tp.Tensor([1.0]))
     raises("tripy.equal: argument 'other' must be tripy.Tensor, but got list", tp.equal, tp.Tensor([1]), [1])
 

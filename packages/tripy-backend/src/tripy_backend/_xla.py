@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -86,8 +86,31 @@ def execute(executable: Any, buffers: Sequence[Any]) -> list:
 
 
 def to_device(array: np.ndarray, platform: str, index: int) -> Any:
-    c = client(platform)
-    return c.buffer_from_pyval(array, device_handle(platform, index))
+    target = _put_targets.get((platform, index))
+    if target is None:
+        target = _put_targets[(platform, index)] = (client(platform).buffer_from_pyval, device_handle(platform, index))
+    put, dev = target
+    return put(array, dev)
+
+
+# (platform, device index) -> (the client's buffer_from_pyval, the device): an upload looks up neither.
+_put_targets: Dict[Tuple[str, int], Tuple[Any, Any]] = {}
+
+
+def cpu_dlpack(buffer: Any) -> Any:
+    """What ``buffer.__dlpack__()`` gives for a buffer on the CPU (after waiting for its value), without
+    jax's Python layers; None for buffers elsewhere."""
+    global _to_dlpack
+    if buffer.platform() != "cpu":
+        return None
+    if _to_dlpack is None:
+        import jaxlib._jax as jx
+
+        _to_dlpack = jx.buffer_to_dlpack_managed_tensor
+    return _to_dlpack(buffer, stream=None)
+
+
+_to_dlpack: Any = None
 
 
 def runtime_error_types() -> tuple:

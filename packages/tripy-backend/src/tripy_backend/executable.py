@@ -34,6 +34,7 @@ class Executable:
         self.error_mapper = error_mapper
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._compiled: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._static_launcher: Optional[_xla.Launcher] = None  # made on the first run (static programs)
         if not self.is_dynamic:
             self._compiled[()] = self._compile(module_bytes)
 
@@ -117,14 +118,19 @@ class Executable:
         callable buffers -> output buffers that does nothing else, for callers that validate shapes
         themselves and run the same signature many times (compiled mode). See ``_xla.Launcher``."""
         exe = self.executable_for(shapes)
-        return _xla.Launcher(exe, lambda e: self._error("The program failed at run time", e))
+        return _xla.Launcher(exe, self._runtime_error)
+
+    def _runtime_error(self, err: Exception) -> TripyException:
+        return self._error("The program failed at run time", err)
 
     def __call__(self, buffers: Sequence[Any]) -> List[Any]:
-        if self.is_dynamic:
-            exe = self.executable_for(tuple(tuple(b.shape) for b in buffers))
-        else:
-            exe = self._compiled[()]
+        if not self.is_dynamic:  # eager mode's programs: run through a launcher, the least overhead there is
+            launcher = self._static_launcher
+            if launcher is None:
+                launcher = self._static_launcher = _xla.Launcher(self._compiled[()], self._runtime_error)
+            return launcher(buffers if type(buffers) is list else list(buffers))
+        exe = self.executable_for(tuple(tuple(b.shape) for b in buffers))
         try:
             return _xla.execute(exe, buffers)
         except _xla.runtime_error_types() as e:
-            raise self._error("The program failed at run time", e) from None
+            raise self._runtime_error(e) from None

@@ -14,8 +14,15 @@ from tripy_backend.devices import platform
 
 def to_device(array: np.ndarray, device: Device) -> Any:
     """Copy host data into a new device buffer."""
-    # reshape: np.ascontiguousarray turns a rank-0 array into shape (1,)
-    return _xla.to_device(np.ascontiguousarray(array).reshape(array.shape), platform(device), device.index)
+    if not (type(array) is np.ndarray and array.flags.c_contiguous):
+        # reshape: np.ascontiguousarray turns a rank-0 array into shape (1,)
+        array = np.ascontiguousarray(array).reshape(array.shape)
+    return _xla.to_device(array, platform(device), device.index)
+
+
+def cpu_dlpack(buffer: Any) -> Any:
+    """A DLPack capsule sharing a CPU buffer's memory (the consumer owns it), or None for other buffers."""
+    return _xla.cpu_dlpack(buffer)
 
 
 def to_numpy(buffer: Any) -> np.ndarray:

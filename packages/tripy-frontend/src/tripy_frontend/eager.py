@@ -4,13 +4,14 @@ a structural key of the trace, so re-evaluating the same graph shape with new da
 from __future__ import annotations
 
 import time
-from typing import Any, List, Sequence
+from typing import Any, List, NoReturn, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
 from tripy_flatir.logging import logger
 from tripy_trace.ops.storage import Storage
-from tripy_trace.trace import Trace
+from tripy_trace.trace import Trace, signature
+from tripy_frontend.compiler.results import ResultStorage
 
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
@@ -31,30 +32,46 @@ def lower(trace: Trace) -> tuple:
 
 def evaluate(tensors: Sequence[Any]) -> None:
     """Compute `tensors` (frontend Tensors) and turn each into stored data."""
-    trace = Trace([t.trace_tensor for t in tensors])
+    outputs = [t.trace_tensor for t in tensors]
+    # The cache hit path (a loop re-evaluating one shape of graph): one walk over the graph gives the key
+    # and the program's arguments, then one dict lookup and one launch. Everything else is for misses.
+    key, inputs = signature(outputs)
+    device = outputs[0].device
+    key = (key, device.kind, device.index)
+    executable = PROGRAM_CACHE.get(key)
+    if executable is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
+        executable = _compile(outputs, inputs, key, executable)
+    else:
+        logger.log("cache", "program cache hit")
+    try:
+        buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
+    except AttributeError:  # a runtime input of tp.compile: no value while tracing
+        _cannot_evaluate_traced(next(t for t in inputs if getattr(t.producer, "data", None) is None))
+    results = executable(buffers)
+    for t, buf in zip(outputs, results):
+        # ResultStorage holds its output weakly: no reference cycle, so dropping the tensor frees the buffer.
+        t.producer = ResultStorage(t, buf, tuple(buf.shape), t.dtype, t.device)
+
+
+def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> Any:
+    """A cache miss (or IR logging): trace, lower and compile, and cache the program under `key`."""
+    trace = Trace(outputs, inputs)  # (the program's arguments in the order signature() gives them)
     for t in trace.inputs:
         if not isinstance(t.producer, Storage):  # a runtime input of tp.compile: no value while tracing
             _cannot_evaluate_traced(t)
-    device = trace.outputs[0].device
-    key = (trace.cache_key(), device)
-    executable = PROGRAM_CACHE.get(key)
-    if executable is None:
-        flat, module = lower(trace)
-        executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report)
-        PROGRAM_CACHE.put(key, executable)
-        logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
-    else:
-        if not logger.verbosity.isdisjoint(_IR_TOPICS):
-            lower(trace)  # show the IR even when the compiled program is reused
+    if cached is not None:
+        lower(trace)  # show the IR even when the compiled program is reused
         logger.log("cache", "program cache hit")
-    buffers: List[Any] = [t.producer.data for t in trace.inputs]  # type: ignore[union-attr]
-    results = executable(buffers)
-    for t, buf in zip(trace.outputs, results):
-        op = Storage([], [t], data=buf, shape=tuple(buf.shape), dtype=t.dtype, device=t.device)
-        t.producer = op
+        return cached
+    device = trace.outputs[0].device
+    flat, module = lower(trace)
+    executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report)
+    PROGRAM_CACHE.put(key, executable)
+    logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
+    return executable
 
 
-def _cannot_evaluate_traced(placeholder: Any) -> None:
+def _cannot_evaluate_traced(placeholder: Any) -> NoReturn:
     from tripy_flatir import stack_info
     from tripy_flatir.exceptions import raise_error
 

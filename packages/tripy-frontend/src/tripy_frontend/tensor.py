@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import difflib
+import operator
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Type
 
 import numpy as np
 
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
+from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
@@ -35,15 +38,18 @@ class Tensor:
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
-        from tripy_backend import memory
-
-        info = _stack.capture() if fetch_stack_info else None
-        array = _to_numpy(data, dtype, info)
-        device = device or _default_device()
-        tdtype = dtypes.from_numpy(array.dtype)
-        assert tdtype is not None
-        buffer = memory.to_device(array, device)
-        op = Storage.build([], info, data=buffer, shape=array.shape, dtype=tdtype, device=device)
+        info = _capture() if fetch_stack_info else None
+        tdtype = None
+        if type(data) is np.ndarray and dtype is None:  # the common case, kept short
+            array = data
+            tdtype = _FROM_NUMPY.get(array.dtype)
+        if tdtype is None:
+            array = _to_numpy(data, dtype, info)
+            tdtype = dtypes.from_numpy(array.dtype)
+            assert tdtype is not None
+        if device is None:
+            device = _CPU
+        op = Storage.of(_to_device(array, device), array.shape, tdtype, device, info)
         self.trace_tensor = op.outputs[0]
         if name:
             self.trace_tensor.name = name
@@ -99,10 +105,9 @@ class Tensor:
     def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1,
                  **attrs: Any) -> Any:
         """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports."""
-        info = _stack.capture()
-        op = op_cls.build([i.trace_tensor for i in inputs], info, num_outputs, **attrs)
+        op = op_cls.build_from(list(map(_trace_tensor_of, inputs)), _capture(), num_outputs, attrs)
         if num_outputs == 1:  # the common case, kept short: this runs for every op the user calls
-            t = cls.__new__(cls)
+            t = _new(cls)
             t.trace_tensor = op.outputs[0]
             return t
         return [cls._from_trace_tensor(o) for o in op.outputs]
@@ -170,8 +175,14 @@ class Tensor:
             array = array.astype(np.float32)
         return array.tolist()
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._buffer().__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        buffer = self._buffer()
+        if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
+            capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
+            if capsule is not None:
+                return capsule
+        return buffer.__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> Any:
         return self._buffer().__dlpack_device__()
@@ -245,10 +256,15 @@ class Tensor:
         raise AttributeError(f"Module: 'tripy.Tensor' does not have attribute: '{name}'.{hint}")
 
 
-def _default_device() -> Device:
-    from tripy_flatir.device import CPU
+_capture = _stack.capture
+_new = object.__new__
+_trace_tensor_of = operator.attrgetter("trace_tensor")
+_to_device = memory.to_device
+_FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
-    return CPU
+
+def _default_device() -> Device:
+    return _CPU
 
 
 def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:

@@ -17,17 +17,33 @@ _ids = itertools.count()
 
 
 class TraceTensor:
-    """One output of a trace op. Shape dims are ``-1`` (DYNAMIC) where only known at run time."""
+    """One output of a trace op. Shape dims are ``-1`` (DYNAMIC) where only known at run time.
 
-    __slots__ = ("name", "producer", "shape", "dtype", "device", "stack_info", "__weakref__")
+    ``number`` counts tensors in the order they were made. An op's inputs exist before it is built, so
+    every op's outputs are numbered after its inputs: ordering a graph's tensors by number orders its ops
+    topologically (see ``tripy_trace.trace``).
+    """
+
+    __slots__ = ("number", "_name", "producer", "shape", "dtype", "device", "stack_info", "__weakref__")
 
     def __init__(self, producer: Optional["BaseTraceOp"], stack_info: Optional["StackInfo"] = None) -> None:
-        self.name = f"t{next(_ids)}"
+        self.number = next(_ids)
+        self._name: Optional[str] = None  # "t<number>" unless set (made when first asked for)
         self.producer = producer
         self.shape: Tuple[int, ...] = ()
         self.dtype: DType = None  # type: ignore[assignment]  # set by inference
         self.device: Device = None  # type: ignore[assignment]
         self.stack_info = stack_info
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = f"t{self.number}"
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
 
     @property
     def rank(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 from tripy_flatir.function import FlatIRFunction
 from tripy_flatir.tensor import FlatIRTensor
@@ -16,44 +16,17 @@ class Trace:
 
     def __init__(self, outputs: Sequence[TraceTensor], inputs: Sequence[TraceTensor] = ()) -> None:
         self.outputs = list(outputs)
-        self.ops: List[BaseTraceOp] = []
-        seen: set[int] = set()
-        for out in self.outputs:
-            stack: List[Any] = [(out.producer, False)]
-            while stack:
-                op, expanded = stack.pop()
-                if id(op) in seen:
-                    continue
-                if expanded:
-                    seen.add(id(op))
-                    self.ops.append(op)
-                    continue
-                stack.append((op, True))
-                for inp in reversed(op.inputs):
-                    if id(inp.producer) not in seen:
-                        stack.append((inp.producer, False))
+        self.ops: List[BaseTraceOp] = topological_order(self.outputs)
         given = list(inputs)
         given_ids = {id(t) for t in given}
         self.inputs: List[TraceTensor] = given + [o for op in self.ops if op.is_input
                                                   for o in op.outputs if id(o) not in given_ids]
 
     def cache_key(self) -> tuple:
-        """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data)."""
-        # Runs on every eager evaluation, cache hit or not: plain tuples of cheap-to-hash values, no
-        # printing. Tensors are numbered in op order, so the key does not depend on tensor names.
-        index: Dict[int, int] = {}
-        parts: List[Any] = []
-        append = parts.append
-        for op in self.ops:
-            append(op.cache_key())
-            append(tuple([index[id(i)] for i in op.inputs]))
-            for o in op.outputs:
-                index[id(o)] = len(index)
-                if op.is_input:
-                    append((o.shape, o.dtype.name, o.device.kind, o.device.index))
-        append(tuple([index[id(o)] for o in self.outputs]))
-        append(tuple([index[id(i)] for i in self.inputs]))
-        return tuple(parts)
+        """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data).
+        ``signature(outputs)``'s key, then the order of the inputs (see ``signature``)."""
+        key, _, index = _signature(self.outputs)
+        return key + (None,) + tuple([index.get(t.number, -1) for t in self.inputs])
 
     def __str__(self) -> str:
         lines = [str(op) for op in self.ops]
@@ -84,6 +57,82 @@ class Trace:
                 flat[id(trace_out)] = flat_out
         func.outputs = [flat[id(o)] for o in self.outputs]
         return func
+
+
+# Graph walks. Tensors are numbered in the order they were made and an op's outputs are made after its
+# inputs, so sorting the tensors a graph reaches by number orders its ops topologically (the order the
+# user's code built them in). A walk is then a plain depth-first search for the reachable tensors (no
+# post-order bookkeeping) and one sort, which matters on the eager hot path (every evaluation walks).
+def _reachable(outputs: Sequence[TraceTensor]) -> Dict[int, TraceTensor]:
+    """number -> tensor, for every tensor `outputs` depend on (iterative: deep graphs do not recurse)."""
+    seen: Dict[int, TraceTensor] = {}
+    stack = list(outputs)
+    while stack:
+        t = stack.pop()
+        n = t.number
+        if n in seen:
+            continue
+        seen[n] = t
+        stack += t.producer.inputs  # type: ignore[union-attr]
+    return seen
+
+
+def topological_order(outputs: Sequence[TraceTensor]) -> List[BaseTraceOp]:
+    """Every op that `outputs` depend on, each after its inputs' producers, in the order they were built."""
+    seen = _reachable(outputs)
+    ops: List[BaseTraceOp] = []
+    prev = None
+    for n in sorted(seen):
+        op = seen[n].producer
+        if op is not prev:  # (the outputs of one op are numbered consecutively)
+            ops.append(op)  # type: ignore[arg-type]
+            prev = op
+    return ops
+
+
+def signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]]:
+    """(A structural key of the graph that computes `outputs`, the program inputs in the order the key
+    implies): what an eager evaluation needs to find its compiled program and the program's arguments.
+    ``Trace(outputs, inputs)`` with these inputs is the graph the key describes.
+
+    The key is the graph written out depth first from the outputs, in one walk (no sort, no second pass):
+    a tensor seen before is written as a reference to its number (-1 - number; tensors are numbered in
+    the order the walk meets them), a new one as its producer's ``key_id()`` (positive; it fixes the
+    number of inputs and outputs, so the key parses one way only), its position among the outputs if
+    the producer has several, then its inputs. So the key does not depend on which tensors they are,
+    but it does on op kinds, attributes, wiring, and the shapes, dtypes and devices of stored data
+    (which are in input ops' key ids). The program inputs are the outputs of input ops in the order the
+    walk meets them."""
+    key, inputs, _ = _signature(outputs)
+    return key, inputs
+
+
+def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor], Dict[int, int]]:
+    index: Dict[int, int] = {}  # tensor number -> its number in the key
+    parts: List[int] = []
+    append = parts.append
+    program_inputs: List[TraceTensor] = []
+    stack = list(reversed(outputs))
+    pop = stack.pop
+    while stack:
+        t = pop()
+        n = t.number
+        k = index.get(n)
+        if k is not None:
+            append(-1 - k)
+            continue
+        index[n] = len(index)
+        op = t.producer
+        append(op.key_id())  # type: ignore[union-attr]
+        outs = op.outputs  # type: ignore[union-attr]
+        if len(outs) != 1:
+            append(outs.index(t))  # (identity: TraceTensor does not define ==)
+        if op.is_input:  # type: ignore[union-attr]
+            program_inputs.append(t)
+        inputs = op.inputs  # type: ignore[union-attr]
+        if inputs:
+            stack += reversed(inputs)
+    return tuple(parts), program_inputs, index
 
 
 def storage_tensors(trace: Trace) -> List[TraceTensor]:

@@ -7,7 +7,7 @@ from typing import Any
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.export import dtype_rules, public_api
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_float_dtype, check_int_arg
@@ -52,6 +52,7 @@ class Embedding(Module):
         self.dtype = check_float_dtype(dtype, "tp.Embedding")
         self.weight = DefaultParameter((num_embeddings, embedding_dim), dtype)
 
+    @dtype_rules({"x": "T1"}, {"T1": (dtypes.int32, dtypes.int64)}, name="tp.Embedding")
     def forward(self, x: Tensor) -> Tensor:
         """
         Args:
@@ -62,8 +63,7 @@ class Embedding(Module):
         """
         from tripy_frontend.ops.gather import gather
 
-        if not isinstance(x, Tensor) or x.dtype not in (dtypes.int32, dtypes.int64):
-            got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-            raise_error(f"tp.Embedding expects a tensor of int32 or int64 ids, but got {got}.", _stack.capture(),
-                        ["Make the ids a tensor, e.g. tp.Tensor([[1, 2, 3]]) (int32)."])
+        if not isinstance(x, Tensor):
+            raise_error(f"tp.Embedding expects a tensor of int32 or int64 ids, but got {type(x).__name__}.",
+                        _stack.capture(), ["Make the ids a tensor, e.g. tp.Tensor([[1, 2, 3]]) (int32)."])
         return gather(self.weight, 0, x)

@@ -1,12 +1,14 @@
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
-from tripy_frontend.ops.unary import NUMERIC_TYPES, unary
+from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.unary_elementwise import Kind
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("__abs__")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": NUMERIC_TYPES})
 def abs(input: Tensor) -> Tensor:
     """Absolute value, elementwise (also ``abs(t)``).
 
@@ -15,4 +17,4 @@ def abs(input: Tensor) -> Tensor:
         y = tp.abs(tp.Tensor([-1.5, 2.0]))
         assert y.tolist() == [1.5, 2.0]
     """
-    return unary(input, Kind.ABS, "tripy.abs", NUMERIC_TYPES)
+    return unary(input, Kind.ABS)

@@ -1,12 +1,18 @@
 from typing import Any
 
+from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.binary import binary
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.binary_elementwise import Kind
 
 
+_DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T1"}, {"T1": NUMERIC_TYPES}, name="'+'")
+
+
 @TENSOR_METHOD_REGISTRY("__add__")
+@_DTYPES
 def __add__(self: Tensor, other: Any) -> Tensor:
     """Addition, ``a + b``, elementwise, with NumPy broadcasting; a Python number takes the tensor's dtype.
 
@@ -20,6 +26,7 @@ def __add__(self: Tensor, other: Any) -> Tensor:
 
 
 @TENSOR_METHOD_REGISTRY("__radd__")
+@_DTYPES
 def __radd__(self: Tensor, other: Any) -> Tensor:
     """other + self for a Python number other."""
     return binary(other, self, Kind.SUM)

@@ -1,15 +1,15 @@
 from typing import Optional, Sequence, Union
 
 from tripy_flatir import dtypes
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.cast import cast
+from tripy_frontend.ops.common import COMPARABLE_TYPES
 from tripy_frontend.ops.reduce import reduce
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T2"},
+            dtype_variables={"T1": COMPARABLE_TYPES, "T2": (dtypes.bool,)})
 def all(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """True where every element over `dim` (an int, a sequence of ints, or None for all dims) is True,
     or nonzero for numeric inputs. Over an empty dim the result is True. The result is a bool tensor.
@@ -20,5 +20,4 @@ def all(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim:
         assert tp.all(x, dim=1).tolist() == [True, False]
         assert not bool(tp.all(x))
     """
-    check_dtype(input, ALL_NUMERIC + (dtypes.bool,), "tripy.all")
-    return reduce(cast(input, dtypes.bool), "and", dim, keepdim, "tripy.all", (dtypes.bool,))
+    return reduce(cast(input, dtypes.bool), "and", dim, keepdim, "tripy.all")

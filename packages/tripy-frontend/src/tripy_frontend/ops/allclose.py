@@ -1,14 +1,12 @@
-from tripy_flatir import stack_info as _stack
-from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.ops.abs import abs as _abs
 from tripy_frontend.ops.all import all as _all
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
+from tripy_frontend.ops.common import FLOAT_TYPES
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "other": "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool:
     r"""Whether every element satisfies :math:`|\text{input} - \text{other}| \le \text{atol} +
     \text{rtol} \cdot |\text{other}|` (NumPy broadcasting applies). Equal infinities count as
@@ -29,12 +27,6 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
         assert tp.allclose(tp.Tensor([1e-7]), tp.Tensor([1.1e-7]))
         assert not tp.allclose(tp.Tensor([1.0, 2.0]), tp.Tensor([1.0, 2.1]))
     """
-    check_dtype(input, FLOAT_TYPES, "tripy.allclose")
-    check_dtype(other, FLOAT_TYPES, "tripy.allclose")
-    if input.dtype is not other.dtype:
-        raise_error(f"tripy.allclose: input and other must have the same data type, but got {input.dtype} and "
-                    f"{other.dtype}.", _stack.capture(), ["Use tripy.cast() to convert one of them."],
-                    [input.stack_info, other.stack_info])
     # As in NumPy: the tolerance test only where `other` is finite (an infinite `other` would make the
     # tolerance infinite); infinities are close only to themselves, via ==.
     finite = Tensor._from_op(UnaryElementwise, [other], kind=Kind.ISFINITE)

@@ -1,15 +1,17 @@
 from typing import Any
 
-from tripy_flatir import dtypes
+from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.binary import binary
+from tripy_frontend.ops.common import BITWISE_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.binary_elementwise import Kind
 
-_ALLOWED = (dtypes.bool, dtypes.int8, dtypes.int32, dtypes.int64)
+_DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T1"}, {"T1": BITWISE_TYPES}, name="'&'")
 
 
 @TENSOR_METHOD_REGISTRY("__and__")
+@_DTYPES
 def __and__(self: Tensor, other: Any) -> Tensor:
     """``a & b`` elementwise with NumPy broadcasting: logical on bool tensors, bitwise on integer tensors.
 
@@ -20,10 +22,11 @@ def __and__(self: Tensor, other: Any) -> Tensor:
         assert (a & b).tolist() == [True, False, False]
         assert (tp.Tensor([3, 6, 4]) & 3).tolist() == [3, 2, 0]
     """
-    return binary(self, other, Kind.AND, _ALLOWED)
+    return binary(self, other, Kind.AND)
 
 
 @TENSOR_METHOD_REGISTRY("__rand__")
+@_DTYPES
 def __rand__(self: Tensor, other: Any) -> Tensor:
     """``other & self``."""
-    return binary(other, self, Kind.AND, _ALLOWED)
+    return binary(other, self, Kind.AND)

@@ -5,7 +5,8 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.dimension_size import DimensionSize, static_value
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import IOTA_TYPES
 from tripy_frontend.ops.iota import iota
 from tripy_frontend.tensor import Tensor
 
@@ -17,11 +18,12 @@ def _static(v: Any) -> Any:
     return static_value(v) if isinstance(v, DimensionSize) else v
 
 
-@public_api()
+@public_api(dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": IOTA_TYPES})
 def arange(start: Number, stop: Optional[Number] = None, step: Number = 1,
            dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """Evenly spaced values in [start, stop) with the given step; ``arange(stop)`` starts at 0.
     Bounds may be DimensionSizes (e.g. ``tp.arange(x.shape[0])``), also ones only known at run time.
+    Every dtype but ``tp.bool``.
 
     .. code-block:: python
 

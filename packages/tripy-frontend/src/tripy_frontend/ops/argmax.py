@@ -1,10 +1,9 @@
 from typing import Any, Optional
 
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
-from tripy_frontend.ops.common import normalize_dim
+from tripy_flatir import dtypes
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES, normalize_dim
 from tripy_frontend.ops.reshape import reshape
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.arg_reduce import ArgReduce
 
@@ -12,7 +11,6 @@ from tripy_trace.ops.arg_reduce import ArgReduce
 def arg_reduce(input: Tensor, mode: str, dim: Optional[Any], keepdim: bool) -> Tensor:
     """Shared body of argmax and argmin."""
     what = f"tripy.arg{mode}"
-    check_dtype(input, ALL_NUMERIC, what)
     if dim is None:  # over the flattened input
         out = Tensor._from_op(ArgReduce, [reshape(input, (-1,))], mode=mode, dim=0, keepdim=False)
         return reshape(out, (1,) * input.rank) if keepdim else out
@@ -22,7 +20,8 @@ def arg_reduce(input: Tensor, mode: str, dim: Optional[Any], keepdim: bool) -> T
     return Tensor._from_op(ArgReduce, [input], mode=mode, dim=d, keepdim=bool(keepdim))
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T2"},
+            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
 def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """The index (int32) of the largest value along `dim`; over the flattened input if `dim` is None.
     Ties give the first index; NaN counts as the largest value (as in NumPy).

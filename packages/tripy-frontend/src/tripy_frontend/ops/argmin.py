@@ -1,11 +1,14 @@
 from typing import Optional
 
-from tripy_frontend.export import public_api
+from tripy_flatir import dtypes
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.argmax import arg_reduce
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T2"},
+            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
 def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """The index (int32) of the smallest value along `dim`; over the flattened input if `dim` is None.
     Ties give the first index; NaN counts as the smallest value (as in NumPy: the first NaN wins).

@@ -1,12 +1,12 @@
 from typing import Optional, Sequence
 
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import FLOAT_TYPES
 from tripy_frontend.ops.pooling import pool
-from tripy_frontend.ops.unary import FLOAT_TYPES
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def avgpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence[int]] = None,
             padding: Optional[Sequence[Sequence[int]]] = None, count_include_pad: bool = True) -> Tensor:
     r"""Average pooling over the spatial dims of an (N, C, H, W) or (N, C, D, H, W) tensor.
@@ -30,4 +30,4 @@ def avgpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence
         padded = tp.avgpool(input, (2, 2), stride=(2, 2), padding=((1, 1), (1, 1)), count_include_pad=False)
         assert padded.tolist()[0][0][0] == [0.0, 1.5, 3.0]
     """
-    return pool(input, "avg", kernel_dims, stride, padding, count_include_pad, FLOAT_TYPES)
+    return pool(input, "avg", kernel_dims, stride, padding, count_include_pad)

@@ -2,13 +2,15 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.cast import Cast
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("cast")
+@dtype_rules({"input": "T1", "dtype": "T2", RETURN: "T2"}, {"T1": ALL_TYPES, "T2": ALL_TYPES})
 def cast(input: Tensor, dtype: dtypes.dtype) -> Tensor:
     """Convert elementwise to `dtype` (also ``t.cast(dtype)``). Float to int truncates toward zero; to bool,
     nonzero becomes True.

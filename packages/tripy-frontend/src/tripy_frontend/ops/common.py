@@ -8,6 +8,7 @@ import numpy as np
 
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
+from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.concatenate import Concatenate
@@ -16,14 +17,28 @@ from tripy_trace.ops.reshape import Reshape
 from tripy_frontend.tensor import Tensor
 
 NUMBER_TYPES = (bool, int, float, np.number, np.bool_)
+_new_tensor = object.__new__
+
+# Groups of dtypes used in the ops' dtype declarations (@public_api(dtype_constraints=...)). Arithmetic
+# excludes float8 and int4, which are storage types for quantization (as in nvtripy): int4 arithmetic
+# gives wrong results on XLA:CPU; cast or dequantize them first.
+FLOAT_TYPES = (dtypes.float32, dtypes.float16, dtypes.bfloat16)
+INT_TYPES = (dtypes.int8, dtypes.int32, dtypes.int64)
+NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
+BITWISE_TYPES = (dtypes.bool,) + INT_TYPES  # logical on bool, bitwise on integers
+COMPARABLE_TYPES = NUMERIC_TYPES + (dtypes.bool,)
+INDEX_TYPES = (dtypes.int32, dtypes.int64)
+ALL_TYPES = dtypes.ALL_DTYPES
+# int4 tensors can be created, moved, indexed and cast, but an int4 constant cannot be lowered (so no
+# full, pad, tril, masked_fill... of int4), and stablehlo.iota has no bool form.
+CONSTANT_TYPES = tuple(d for d in ALL_TYPES if d is not dtypes.int4)
+IOTA_TYPES = tuple(d for d in ALL_TYPES if d is not dtypes.bool)
 
 
 def constant(value: Any, dtype: dtypes.dtype, device: Any = None) -> Tensor:
     """A small literal tensor (a scalar or a short list) embedded in the program."""
-    from tripy_flatir.device import CPU
-
-    return Tensor._from_op(Constant, [], value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype,
-                           device=device or CPU)
+    return Tensor._from_op(Constant, (), value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype,
+                           device=device or _CPU)
 
 
 def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
@@ -35,7 +50,10 @@ def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
     if dt is dtypes.bool and not isinstance(value, (bool, np.bool_)):
         raise_error(f"Cannot combine a bool tensor with the Python number {value} in {what}.", _stack.capture(),
                     ["Cast the tensor to a numeric dtype first with tripy.cast()."])
-    return constant(value, dt, like.device)
+    op = Constant.scalar(value, dt, like.trace_tensor.device, _stack.capture())
+    t = _new_tensor(Tensor)
+    t.trace_tensor = op.outputs[0]
+    return t
 
 
 def to_tensors(a: Any, b: Any, what: str) -> Tuple[Tensor, Tensor]:

@@ -3,13 +3,13 @@ from typing import Sequence
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.concatenate import Concatenate
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
 def check_tensor_list(tensors: Sequence[Tensor], what: str) -> None:
-    """A non-empty sequence of tensors of one rank and one dtype."""
+    """A non-empty sequence of tensors of one rank (their dtypes are declared by each op)."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or not tensors:
         raise_error(f"{what} expects a non-empty list or tuple of tensors, but got "
                     f"{tensors if isinstance(tensors, Sequence) else type(tensors).__name__}.", _stack.capture())
@@ -23,13 +23,9 @@ def check_tensor_list(tensors: Sequence[Tensor], what: str) -> None:
             raise_error(f"{what}: all tensors must have the same rank, but tensor 0 has shape "
                         f"{list(first.trace_tensor.shape)} and tensor {i} has shape {list(t.trace_tensor.shape)}.",
                         _stack.capture(), [], [first.stack_info, t.stack_info])
-        if t.dtype is not first.dtype:
-            raise_error(f"{what}: all tensors must have the same dtype, but tensor 0 is {first.dtype} and tensor "
-                        f"{i} is {t.dtype}.", _stack.capture(), ["Use tripy.cast() to convert."],
-                        [first.stack_info, t.stack_info])
 
 
-@public_api()
+@public_api(dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def concatenate(tensors: Sequence[Tensor], dim: int) -> Tensor:
     """Join tensors along an existing dim. They must have the same rank and dtype, and the same size
     in every other dim.

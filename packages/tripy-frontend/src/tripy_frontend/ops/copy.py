@@ -6,13 +6,15 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.storage import Storage
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("copy")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def copy(input: Tensor, device: Any) -> Tensor:
     """Copy a tensor to `device` (also ``t.copy(device)``). The result is a new tensor with its own
     memory, also when `input` is already on that device.

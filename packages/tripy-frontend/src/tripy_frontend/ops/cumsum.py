@@ -1,12 +1,10 @@
 from tripy_trace.ops.cumsum import Cumsum
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
-from tripy_frontend.ops.common import normalize_dim
-from tripy_frontend.ops.unary import check_dtype
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def cumsum(input: Tensor, dim: int) -> Tensor:
     """Cumulative sum along `dim`: element ``i`` is the sum of elements ``0..i``.
 
@@ -26,7 +24,6 @@ def cumsum(input: Tensor, dim: int) -> Tensor:
         assert tp.cumsum(x, dim=1).tolist() == [[0.0, 1.0, 3.0], [3.0, 7.0, 12.0]]
         assert tp.cumsum(x, dim=0).tolist() == [[0.0, 1.0, 2.0], [3.0, 5.0, 7.0]]
     """
-    check_dtype(input, ALL_NUMERIC, "tripy.cumsum")
     d = normalize_dim(dim, input.rank, "tripy.cumsum")
     if input.rank == 0:
         return input

@@ -1,16 +1,15 @@
 from typing import Any, Optional
 
 from tripy_flatir import dtypes
-from tripy_flatir import stack_info as _stack
-from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.cast import cast
-from tripy_frontend.ops.quantize import check_quantized_dtype, scale_operand
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
+from tripy_frontend.ops.common import FLOAT_TYPES
+from tripy_frontend.ops.quantize import QUANTIZED_TYPES, scale_operand
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "dtype": "T2", "scale": "T2", RETURN: "T2"},
+            dtype_variables={"T1": QUANTIZED_TYPES, "T2": FLOAT_TYPES})
 def dequantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] = None) -> Tensor:
     """Dequantize an int8 or float8 tensor to the floating-point `dtype`: ``convert(x) * scale``.
 
@@ -34,11 +33,4 @@ def dequantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int
         assert out.tolist() == [[0.5, 1.0, 1.5], [8.0, 10.0, 12.0]]
         assert tp.dequantize(q, 0.25, tp.float32).tolist()[0] == [0.25, 0.5, 0.75]
     """
-    if not isinstance(input, Tensor):
-        raise_error(f"tripy.dequantize expects a tripy.Tensor, but got {type(input).__name__}.", _stack.capture())
-    check_quantized_dtype(input.dtype, "tripy.dequantize", "the input's dtype")
-    if dtype not in FLOAT_TYPES:
-        raise_error(f"tripy.dequantize: dtype must be tp.float32, tp.float16 or tp.bfloat16, but got {dtype}.",
-                    _stack.capture())
-    check_dtype(input, (dtypes.int8, dtypes.float8), "tripy.dequantize")
     return cast(input, dtype) * scale_operand(input, scale, dtype, dim, "tripy.dequantize")

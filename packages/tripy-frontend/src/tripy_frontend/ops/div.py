@@ -2,8 +2,9 @@ from typing import Any
 
 from tripy_flatir import dtypes
 from tripy_trace.ops.binary_elementwise import Kind
+from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.binary import binary
-from tripy_frontend.ops.common import to_tensors
+from tripy_frontend.ops.common import FLOAT_TYPES, NUMERIC_TYPES, to_tensors
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
@@ -17,7 +18,12 @@ def _true_divide(lhs: Any, rhs: Any) -> Tensor:
     return binary(a, b, Kind.DIV)
 
 
+# Integer operands give float32, so the result's dtype is a variable of its own.
+_DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T2"}, {"T1": NUMERIC_TYPES, "T2": FLOAT_TYPES}, name="'/'")
+
+
 @TENSOR_METHOD_REGISTRY("__truediv__")
+@_DTYPES
 def __truediv__(self: Tensor, other: Any) -> Tensor:
     """True division, ``a / b``, elementwise with NumPy broadcasting. Integer operands give float32 (as
     NumPy and PyTorch do); use ``//`` for integer floor division.
@@ -31,6 +37,7 @@ def __truediv__(self: Tensor, other: Any) -> Tensor:
 
 
 @TENSOR_METHOD_REGISTRY("__rtruediv__")
+@_DTYPES
 def __rtruediv__(self: Tensor, other: Any) -> Tensor:
     """``other / self`` for a Python number ``other``."""
     return _true_divide(other, self)

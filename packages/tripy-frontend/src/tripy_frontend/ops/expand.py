@@ -1,14 +1,15 @@
 from typing import Any, Sequence
 
 from tripy_trace.ops.expand import Expand
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import shape_arg
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES, shape_arg
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("expand")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def expand(input: Tensor, sizes: Sequence[Any]) -> Tensor:
     """Broadcast size-1 dims (and new leading dims) to `sizes`; -1 keeps a dim's size.
 

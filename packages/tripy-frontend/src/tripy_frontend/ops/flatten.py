@@ -2,8 +2,8 @@ import math
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
@@ -11,6 +11,7 @@ from tripy_frontend.tensor import Tensor
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("flatten")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims `start_dim` through `end_dim` (inclusive) into one (also ``t.flatten(...)``). A rank-0
     tensor becomes a 1-element 1-D tensor, as in PyTorch.

@@ -1,12 +1,12 @@
 from typing import Optional, Sequence, Union
 
 from tripy_trace.ops.flip import Flip
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dims
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dims
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def flip(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None) -> Tensor:
     """Reverse the order of elements along `dim` (an int, a sequence of ints, or None for every dim).
 

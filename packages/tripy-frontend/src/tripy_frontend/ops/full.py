@@ -4,14 +4,15 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.fill import Fill
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import NUMBER_TYPES, constant, shape_arg
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, CONSTANT_TYPES, NUMBER_TYPES, constant, shape_arg
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32) -> Tensor:
-    """A tensor of the given shape with every element equal to `value`.
+    """A tensor of the given shape with every element equal to `value`. Every dtype but ``tp.int4``
+    (tripy cannot lower an int4 constant yet).
 
     Args:
         shape: The shape: ints and/or DimensionSizes (e.g. ``x.shape[0]``).
@@ -40,9 +41,11 @@ def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32)
     return Tensor._from_op(Fill, inputs, shape=static)
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "dtype": "T2"},
+            dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES})
 def full_like(input: Tensor, value: Any, dtype: Optional[dtypes.dtype] = None) -> Tensor:
-    """A tensor shaped like `input` filled with `value` (dtype defaults to input's).
+    """A tensor shaped like `input` filled with `value` (dtype defaults to input's). Every dtype but
+    ``tp.int4`` (tripy cannot lower an int4 constant yet).
 
     .. code-block:: python
 

@@ -1,12 +1,13 @@
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.gather import Gather
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, INDEX_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "index": "T2", RETURN: "T1"},
+            dtype_variables={"T1": ALL_TYPES, "T2": INDEX_TYPES})
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Take the entries of `input` at positions `index` along `dim`, like
     ``numpy.take(input, index, axis=dim)``: the output's shape is

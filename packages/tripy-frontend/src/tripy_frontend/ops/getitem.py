@@ -5,6 +5,8 @@ import numpy as np
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.slice import Bound, DynamicBound, Slice
+from tripy_frontend.export import RETURN, dtype_rules
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
@@ -12,6 +14,7 @@ _WHAT = "tripy.Tensor.__getitem__"
 
 
 @TENSOR_METHOD_REGISTRY("__getitem__")
+@dtype_rules({"self": "T1", RETURN: "T1"}, {"T1": ALL_TYPES}, name=_WHAT)
 def __getitem__(self: Tensor, index: Any) -> Tensor:
     """Basic indexing with NumPy/Python semantics: ``t[1]``, ``t[-1]``, ``t[1:3]``, ``t[::-2]``,
     ``t[None]`` (a new dim of size 1), ``t[..., 0]``, and any combination.

@@ -7,19 +7,20 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace import lowering
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.cast import cast
-from tripy_frontend.ops.common import constant
+from tripy_frontend.ops.common import CONSTANT_TYPES, constant
 from tripy_frontend.ops.where import where
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "mask": "T2", RETURN: "T1"},
+            dtype_variables={"T1": CONSTANT_TYPES, "T2": (dtypes.bool,)})
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """`input` with the elements where `mask` is True replaced by `value`.
 
     Args:
-        input: The input tensor.
+        input: The input tensor (any dtype but ``tp.int4``: tripy cannot lower an int4 constant yet).
         mask: A bool tensor that broadcasts to the shape of `input`.
         value: A Python number or a rank-0 tensor; it is converted to the dtype of `input`.
 
@@ -36,9 +37,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     for name, t in (("input", input), ("mask", mask)):
         if not isinstance(t, Tensor):
             raise_error(f"tripy.masked_fill: {name} must be a tripy.Tensor, but got {type(t).__name__}.", info)
-    if mask.dtype is not dtypes.bool:
-        raise_error(f"tripy.masked_fill: mask must have dtype bool, but got {mask.dtype}.", info,
-                    ["Compare to make a bool mask, e.g. x > 0, or use tripy.cast()."], [mask.stack_info])
     in_shape, mask_shape = input.trace_tensor.shape, mask.trace_tensor.shape
     if mask.rank > input.rank or lowering.broadcast_shape(in_shape, mask_shape) != tuple(in_shape):
         raise_error(f"tripy.masked_fill: the mask (shape {list(mask_shape)}) does not broadcast to the shape "

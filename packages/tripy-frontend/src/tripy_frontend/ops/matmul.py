@@ -1,14 +1,17 @@
 from typing import Any
 
 from tripy_trace.ops.matmul import MatrixMultiply
-from tripy_frontend.ops.binary import ALL_NUMERIC
-from tripy_frontend.ops.common import to_tensors
+from tripy_frontend.export import RETURN, dtype_rules
+from tripy_frontend.ops.common import NUMERIC_TYPES, to_tensors
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
+_DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T1"}, {"T1": NUMERIC_TYPES}, name="'@'")
+
+
 @TENSOR_METHOD_REGISTRY("__matmul__")
+@_DTYPES
 def __matmul__(self: Tensor, other: Any) -> Tensor:
     """Matrix product ``a @ b`` with NumPy's rules: 1-D operands act as row/column vectors, leading
     (batch) dims broadcast.
@@ -21,12 +24,11 @@ def __matmul__(self: Tensor, other: Any) -> Tensor:
         assert np.allclose(np.from_dlpack(a @ b), expected)
     """
     a, b = to_tensors(self, other, "'@'")
-    check_dtype(a, ALL_NUMERIC, "'@'")
-    check_dtype(b, ALL_NUMERIC, "'@'")
     return Tensor._from_op(MatrixMultiply, [a, b])
 
 
 @TENSOR_METHOD_REGISTRY("__rmatmul__")
+@_DTYPES
 def __rmatmul__(self: Tensor, other: Any) -> Tensor:
     """``other @ self``."""
     return __matmul__(Tensor(other), self)

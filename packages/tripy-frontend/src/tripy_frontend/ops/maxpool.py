@@ -1,13 +1,12 @@
 from typing import Optional, Sequence
 
-from tripy_flatir import dtypes
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.pooling import pool
-from tripy_frontend.ops.unary import FLOAT_TYPES
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def maxpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence[int]] = None,
             padding: Optional[Sequence[Sequence[int]]] = None) -> Tensor:
     r"""Max pooling over the spatial dims of an (N, C, H, W) or (N, C, D, H, W) tensor.
@@ -27,5 +26,4 @@ def maxpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence
         out = tp.maxpool(input, kernel_dims=(2, 2), stride=(2, 2))
         assert out.tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    return pool(input, "max", kernel_dims, stride, padding, True,
-                FLOAT_TYPES + (dtypes.int8, dtypes.int32, dtypes.int64))
+    return pool(input, "max", kernel_dims, stride, padding, True)

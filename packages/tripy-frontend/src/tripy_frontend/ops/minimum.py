@@ -1,12 +1,13 @@
 from typing import Any
 
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.binary import binary
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.binary_elementwise import Kind
 
 
-@public_api()
+@public_api(dtype_constraints={"lhs": "T1", "rhs": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def minimum(lhs: Any, rhs: Any) -> Tensor:
     """Elementwise minimum of two tensors (or a tensor and a Python number), with NumPy broadcasting.
 

@@ -1,13 +1,12 @@
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.reshape import reshape
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"vec1": "T1", "vec2": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def outer(vec1: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-D tensors: ``out[i, j] = vec1[i] * vec2[j]``.
 
@@ -24,7 +23,6 @@ def outer(vec1: Tensor, vec2: Tensor) -> Tensor:
         assert out.tolist() == [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
     """
     for name, v in (("vec1", vec1), ("vec2", vec2)):
-        check_dtype(v, ALL_NUMERIC, "tripy.outer")
         if v.rank != 1:
             raise_error(f"tripy.outer: {name} must be 1-D, but it has rank {v.rank}.", _stack.capture(), [],
                         [v.stack_info])

@@ -6,20 +6,20 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.pad import Pad
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import constant
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import CONSTANT_TYPES, constant
 from tripy_frontend.ops.concatenate import concatenate
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
         value: Union[int, float, bool] = 0) -> Tensor:
     """Pad a tensor with a constant value.
 
     Args:
-        input: The input tensor.
+        input: The input tensor (any dtype but ``tp.int4``: tripy cannot lower an int4 constant yet).
         pad: One ``(before, after)`` pair per dim of `input`: how many elements to add before the first and
             after the last element of that dim. Entries are ints or DimensionSizes; a negative amount
             removes elements instead.

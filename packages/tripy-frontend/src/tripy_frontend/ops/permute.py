@@ -3,13 +3,15 @@ from typing import Sequence
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.permute import Permute
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("permute")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def permute(input: Tensor, perm: Sequence[int]) -> Tensor:
     """Reorder dims: output dim i is input dim ``perm[i]`` (also ``t.permute(perm)``). Negative dims count
     from the end.

@@ -9,7 +9,6 @@ import numpy as np
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.pooling import Pooling
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
@@ -22,9 +21,8 @@ def _int_list(value: Any, what: str, name: str, length: int, minimum: int) -> Tu
 
 
 def pool(input: Tensor, kind: str, kernel_dims: Sequence[int], stride: Optional[Sequence[int]],
-         padding: Optional[Sequence[Sequence[int]]], count_include_pad: bool, allowed: Sequence[Any]) -> Tensor:
+         padding: Optional[Sequence[Sequence[int]]], count_include_pad: bool) -> Tensor:
     what = f"tripy.{kind}pool"
-    check_dtype(input, allowed, what)
     if not isinstance(kernel_dims, Sequence) or len(kernel_dims) not in (2, 3):
         raise_error(f"{what}: kernel_dims must have 2 or 3 entries (2-D or 3-D pooling), but got {kernel_dims!r}.",
                     _stack.capture())

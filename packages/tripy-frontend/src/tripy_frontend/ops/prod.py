@@ -1,12 +1,12 @@
 from typing import Optional, Sequence, Union
 
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.reduce import reduce
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def prod(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """Product over `dim` (an int, a sequence of ints, or None for all dims). With keepdim=True the
     reduced dims stay, with size 1.
@@ -17,4 +17,4 @@ def prod(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim
         assert np.array_equal(np.from_dlpack(tp.prod(x, dim=1)), np.prod(np.arange(6, dtype=np.float32).reshape(2, 3), axis=1))
         assert tp.prod(x, dim=0, keepdim=True).shape == (1, 3)
     """
-    return reduce(input, "prod", dim, keepdim, "tripy.prod", ALL_NUMERIC)
+    return reduce(input, "prod", dim, keepdim, "tripy.prod")

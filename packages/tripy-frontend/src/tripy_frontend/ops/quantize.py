@@ -5,13 +5,12 @@ import numpy as np
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.cast import cast
-from tripy_frontend.ops.common import NUMBER_TYPES, constant, normalize_dim
+from tripy_frontend.ops.common import FLOAT_TYPES, NUMBER_TYPES, constant, normalize_dim
 from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.ops.minimum import minimum
 from tripy_frontend.ops.reshape import reshape
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
 from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
 
@@ -20,23 +19,12 @@ QUANTIZED_TYPES = (dtypes.int8, dtypes.float8)
 _RANGE = {dtypes.int8: (-128.0, 127.0), dtypes.float8: (-448.0, 448.0)}
 
 
-def check_quantized_dtype(dtype: Any, what: str, arg: str) -> None:
-    if dtype is dtypes.int4:
-        raise_error(f"{what}: int4 is not supported: XLA:CPU, tripy's default compiler, cannot compile int4 "
-                    "arithmetic.", _stack.capture(), ["Use tp.int8 or tp.float8."])
-    if dtype not in QUANTIZED_TYPES:
-        raise_error(f"{what}: {arg} must be a quantized data type (tp.int8 or tp.float8), but got {dtype}.",
-                    _stack.capture())
-
-
 def scale_operand(input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Optional[int], what: str) -> Tensor:
     """The scale as a tensor that broadcasts against `input`: rank 0 per tensor, or the channel dim's
-    values placed at `dim` (size 1 elsewhere) per channel."""
+    values placed at `dim` (size 1 elsewhere) per channel. (The dtype of a scale tensor is declared by
+    each op and checked at the call.)"""
     info = _stack.capture()
     if isinstance(scale, Tensor):
-        if scale.dtype is not scale_dtype:
-            raise_error(f"{what}: scale must have dtype {scale_dtype}, but got {scale.dtype}.", info,
-                        ["Use tripy.cast() to convert it."], [scale.stack_info])
         scale_t = scale
     elif isinstance(scale, NUMBER_TYPES):
         scale_t = constant(scale, scale_dtype, input.device)
@@ -62,7 +50,8 @@ def scale_operand(input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Opt
     return reshape(scale_t, tuple(scale_t.shape[0] if i == d else 1 for i in range(input.rank)))
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", "scale": "T1", "dtype": "T2", RETURN: "T2"},
+            dtype_variables={"T1": FLOAT_TYPES, "T2": QUANTIZED_TYPES})
 def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] = None) -> Tensor:
     """Quantize `input` to `dtype` (``tp.int8`` or ``tp.float8``): ``convert(clamp(x / scale))``, with
     int8 values rounded half to even first. Values outside the range of `dtype` saturate (int8: [-128,
@@ -89,8 +78,6 @@ def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] 
         q = tp.quantize(x, [1.0, 2.0], tp.int8, dim=0)
         assert q.tolist() == [[0, 1, 2], [2, 2, 127]]
     """
-    check_dtype(input, FLOAT_TYPES, "tripy.quantize")
-    check_quantized_dtype(dtype, "tripy.quantize", "dtype")
     scaled = input / scale_operand(input, scale, input.dtype, dim, "tripy.quantize")
     if dtype is dtypes.int8:
         scaled = Tensor._from_op(UnaryElementwise, [scaled], kind=Kind.ROUND)

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
-from tripy_flatir import dtypes
 from tripy_trace.ops.reduce import Reduce
 from tripy_frontend.ops.common import normalize_dims
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-def reduce(input: Tensor, kind: str, dim: Any, keepdim: bool, what: str,
-           allowed: Sequence[dtypes.dtype]) -> Tensor:
-    check_dtype(input, allowed, what)
+def reduce(input: Tensor, kind: str, dim: Any, keepdim: bool, what: str) -> Tensor:
     dims = normalize_dims(dim, input.rank, what)
     if input.rank == 0:  # dim 0 / -1 of a scalar is accepted (as in PyTorch); there is nothing to reduce
         dims = ()

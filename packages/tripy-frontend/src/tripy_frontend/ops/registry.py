@@ -16,6 +16,7 @@ class _MethodRegistry:
         def register(func: F) -> F:
             assert name not in self.methods, f"Tensor method '{name}' registered twice"
             self.methods[name] = func
+            func.__tripy_method_name__ = name  # type: ignore[attr-defined]
             return func
 
         return register

@@ -1,11 +1,10 @@
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.maximum import maximum
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def relu(input: Tensor) -> Tensor:
     r"""Rectified linear unit, :math:`\max(x, 0)`, elementwise. NaN stays NaN (as in PyTorch).
 
@@ -20,5 +19,4 @@ def relu(input: Tensor) -> Tensor:
         out = tp.relu(tp.Tensor([-1.5, 0.0, 2.0]))
         assert out.tolist() == [0.0, 0.0, 2.0]
     """
-    check_dtype(input, ALL_NUMERIC, "tripy.relu")
     return maximum(input, 0)

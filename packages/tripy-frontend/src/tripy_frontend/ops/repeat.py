@@ -2,15 +2,15 @@ from typing import Any
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.ops.expand import expand
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.ops.unsqueeze import unsqueeze
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
     """Repeat each element `repeats` times, one copy after another, along `dim` (like ``numpy.repeat``
     with an int `repeats`).

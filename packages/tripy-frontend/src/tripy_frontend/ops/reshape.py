@@ -5,14 +5,15 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.reshape import Reshape
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import shape_arg
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES, shape_arg
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("reshape")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     """Give `input` a new shape with the same number of elements (also ``t.reshape(shape)``).
     One dim may be -1: it is inferred from the others.

@@ -1,19 +1,17 @@
 import numbers
 from typing import Any, Optional, Sequence
 
-from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.resize import Resize
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import shape_arg
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, FLOAT_TYPES, shape_arg
 from tripy_frontend.tensor import Tensor
 
 _MODES = ("nearest", "linear")
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def resize(input: Tensor, mode: str, output_shape: Optional[Sequence[Any]] = None,
            scales: Optional[Sequence[float]] = None, align_corners: bool = False) -> Tensor:
     r"""Resize (interpolate) a tensor to a new shape. Give exactly one of `output_shape` and `scales`.
@@ -24,7 +22,7 @@ def resize(input: Tensor, mode: str, output_shape: Optional[Sequence[Any]] = Non
     ``interpolate`` does with ``output_size``.
 
     Args:
-        input: The input tensor.
+        input: The input tensor: any dtype with ``"nearest"``, a floating-point one with ``"linear"``.
         mode: ``"nearest"`` or ``"linear"``.
         output_shape: The output shape, one entry (int or DimensionSize) per dim.
         scales: One scale factor per dim; the output size of a dim is ``floor(size * scale)``. As in
@@ -48,8 +46,11 @@ def resize(input: Tensor, mode: str, output_shape: Optional[Sequence[Any]] = Non
         raise_error(f"{what}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."])
     if align_corners and mode != "linear":
         raise_error(f"{what}: align_corners can only be used with mode='linear'.", _stack.capture())
-    check_dtype(input, FLOAT_TYPES if mode == "linear" else FLOAT_TYPES + (dtypes.int8, dtypes.int32, dtypes.int64,
-                                                                           dtypes.bool), what)
+    if mode == "linear" and input.dtype not in FLOAT_TYPES:
+        # Not part of the declaration, which cannot depend on the value of `mode`.
+        raise_error(f"{what} does not support dtype {input.dtype} for argument 'input' with mode='linear'.",
+                    _stack.capture(), ["Supported dtypes with mode='linear': " + ", ".join(d.name for d in FLOAT_TYPES)
+                                       + ". Use tripy.cast() to convert, or mode='nearest'."], [input.stack_info])
     if (output_shape is None) == (scales is None):
         raise_error(f"{what}: give exactly one of output_shape and scales.", _stack.capture())
     rank = input.rank

@@ -1,10 +1,10 @@
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import FLOAT_TYPES
 from tripy_frontend.ops.sigmoid import sigmoid
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def silu(input: Tensor) -> Tensor:
     r"""Sigmoid linear unit (swish), :math:`x \cdot \sigma(x)`, elementwise.
 
@@ -20,5 +20,4 @@ def silu(input: Tensor) -> Tensor:
         out = tp.silu(tp.Tensor(x))
         assert np.allclose(np.from_dlpack(out), x / (1 + np.exp(-x)), atol=1e-6)
     """
-    check_dtype(input, FLOAT_TYPES, "tripy.silu")
     return input * sigmoid(input)

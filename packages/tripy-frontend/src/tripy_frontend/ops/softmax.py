@@ -1,15 +1,14 @@
 from typing import Optional
 
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import FLOAT_TYPES, normalize_dim
 from tripy_frontend.ops.exp import exp
 from tripy_frontend.ops.max import max as _max
 from tripy_frontend.ops.sum import sum as _sum
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     r"""Softmax along `dim`: :math:`\text{softmax}(x_i) = \frac{e^{x_i}}{\sum_j e^{x_j}}`, so each slice
     along `dim` lies in [0, 1] and sums to 1. With ``dim=None`` it is taken over all elements together
@@ -32,7 +31,6 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
         e = np.exp(np.array([1.0, 2.0, 3.0]) - 3.0)
         assert np.allclose(np.from_dlpack(out), [e / e.sum(), [1 / 3] * 3], atol=1e-6)
     """
-    check_dtype(input, FLOAT_TYPES, "tripy.softmax")
     dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
     shifted = input - _max(input, dim=dims, keepdim=True)
     e = exp(shifted)

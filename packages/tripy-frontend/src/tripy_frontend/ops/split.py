@@ -3,12 +3,12 @@ from typing import Any, Sequence, Tuple, Union
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[int]], dim: int = 0) -> Tuple[Tensor, ...]:
     """Split a tensor into pieces along `dim`.
 

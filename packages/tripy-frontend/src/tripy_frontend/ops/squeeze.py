@@ -3,8 +3,8 @@ from typing import Sequence, Union
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dims
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dims
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
@@ -12,6 +12,7 @@ from tripy_frontend.tensor import Tensor
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("squeeze")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def squeeze(input: Tensor, dims: Union[int, Sequence[int]]) -> Tensor:
     """Remove size-1 dims (also ``t.squeeze(dims)``).
 

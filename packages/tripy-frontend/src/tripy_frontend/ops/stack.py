@@ -3,13 +3,14 @@ from typing import Sequence
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.concatenate import check_tensor_list, concatenate
 from tripy_frontend.ops.unsqueeze import unsqueeze
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors of the same shape along a new dim, inserted at position `dim` of the output.
 

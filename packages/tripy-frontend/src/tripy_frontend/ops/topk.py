@@ -3,15 +3,15 @@ from typing import Tuple
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.topk import TopK
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
-from tripy_frontend.ops.common import normalize_dim
+from tripy_flatir import dtypes
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import NUMERIC_TYPES, normalize_dim
 from tripy_frontend.ops.reshape import reshape
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: ("T1", "T2")},
+            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
 def topk(input: Tensor, k: int, dim: int) -> Tuple[Tensor, Tensor]:
     """The `k` largest values along `dim`, largest first, and their indices (int32).
 
@@ -32,7 +32,6 @@ def topk(input: Tensor, k: int, dim: int) -> Tuple[Tensor, Tensor]:
         assert values.tolist() == [[6.5, 5.5]]
         assert indices.tolist() == [[4, 3]]
     """
-    check_dtype(input, ALL_NUMERIC, "tripy.topk")
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise_error(f"tripy.topk: k must be a non-negative int, but got {k!r}.", _stack.capture())
     d = normalize_dim(dim, input.rank, "tripy.topk")

@@ -1,5 +1,5 @@
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import normalize_dim
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.ops.permute import permute
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
@@ -7,6 +7,7 @@ from tripy_frontend.tensor import Tensor
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("transpose")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (also ``t.transpose(dim0, dim1)``).
 

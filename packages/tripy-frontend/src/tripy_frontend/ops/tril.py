@@ -1,11 +1,9 @@
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.binary import ALL_NUMERIC
-from tripy_frontend.ops.common import constant
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import CONSTANT_TYPES, constant
 from tripy_frontend.ops.iota import iota
-from tripy_frontend.ops.unary import check_dtype
 from tripy_frontend.ops.where import where
 from tripy_frontend.tensor import Tensor
 
@@ -13,7 +11,6 @@ from tripy_frontend.tensor import Tensor
 def triangle(tensor: Tensor, diagonal: int, lower: bool) -> Tensor:
     """Shared body of tril and triu: keep (row + diagonal >= col) or (row + diagonal <= col), zero the rest."""
     what = "tripy.tril" if lower else "tripy.triu"
-    check_dtype(tensor, ALL_NUMERIC + (dtypes.bool,), what)
     if not isinstance(diagonal, int) or isinstance(diagonal, bool):
         raise_error(f"{what}: diagonal must be an int, but got {type(diagonal).__name__}.", _stack.capture())
     if tensor.rank < 2:
@@ -27,14 +24,14 @@ def triangle(tensor: Tensor, diagonal: int, lower: bool) -> Tensor:
     return where(keep, tensor, constant(0, tensor.dtype, tensor.device))
 
 
-@public_api()
+@public_api(dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def tril(tensor: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of each matrix in `tensor` (its last two dims; leading dims are a batch),
     with every element above the `diagonal`-th diagonal set to zero. ``diagonal=0`` is the main
     diagonal, positive values are above it and negative values below.
 
     Args:
-        tensor: A tensor of rank 2 or more.
+        tensor: A tensor of rank 2 or more (any dtype but ``tp.int4``: tripy cannot lower an int4 constant yet).
         diagonal: Which diagonal is the last one kept.
 
     Returns:

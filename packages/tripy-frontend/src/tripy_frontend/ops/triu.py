@@ -1,16 +1,17 @@
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import CONSTANT_TYPES
 from tripy_frontend.ops.tril import triangle
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def triu(tensor: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of each matrix in `tensor` (its last two dims; leading dims are a batch),
     with every element below the `diagonal`-th diagonal set to zero. ``diagonal=0`` is the main
     diagonal, positive values are above it and negative values below.
 
     Args:
-        tensor: A tensor of rank 2 or more.
+        tensor: A tensor of rank 2 or more (any dtype but ``tp.int4``: tripy cannot lower an int4 constant yet).
         diagonal: Which diagonal is the first one kept.
 
     Returns:

@@ -1,6 +1,7 @@
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, dtype_rules, public_api
+from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
@@ -8,6 +9,7 @@ from tripy_frontend.tensor import Tensor
 
 @public_api()
 @TENSOR_METHOD_REGISTRY("unsqueeze")
+@dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dim of size 1 before position `dim` (also ``t.unsqueeze(dim)``); a negative `dim` counts
     from the end of the output, so -1 appends a dim.

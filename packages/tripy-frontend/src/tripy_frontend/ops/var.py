@@ -3,17 +3,16 @@ from typing import Optional, Sequence, Union
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.cast import cast
-from tripy_frontend.ops.common import normalize_dims
+from tripy_frontend.ops.common import FLOAT_TYPES, normalize_dims
 from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.ops.mean import mean
 from tripy_frontend.ops.sum import sum as _sum
-from tripy_frontend.ops.unary import FLOAT_TYPES, check_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def var(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False,
         correction: int = 1) -> Tensor:
     r"""Variance over `dim` (an int, a sequence of ints, or None for all dims):
@@ -37,7 +36,6 @@ def var(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim:
         expected = np.var(np.arange(6, dtype=np.float32).reshape(2, 3), axis=1, ddof=1, keepdims=True)
         assert np.allclose(np.from_dlpack(out), expected)
     """
-    check_dtype(input, FLOAT_TYPES, "tripy.var")
     if not isinstance(correction, int) or isinstance(correction, bool):
         raise_error(f"tripy.var: correction must be an int, but got {type(correction).__name__}.", _stack.capture())
     dims = normalize_dims(dim, input.rank, "tripy.var") if input.rank else ()

@@ -3,12 +3,14 @@ from typing import Any
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.where import Where
-from tripy_frontend.export import public_api
-from tripy_frontend.ops.common import to_tensors
+from tripy_flatir import dtypes
+from tripy_frontend.export import RETURN, public_api
+from tripy_frontend.ops.common import ALL_TYPES, to_tensors
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(dtype_constraints={"condition": "T2", "input": "T1", "other": "T1", RETURN: "T1"},
+            dtype_variables={"T1": ALL_TYPES, "T2": (dtypes.bool,)})
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other``, with NumPy broadcasting of all three.
 

@@ -9,7 +9,8 @@ FlatIR tensors.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple
+import itertools
+from typing import Any, ClassVar, Dict, Hashable, List, NoReturn, Optional, Sequence, Tuple
 
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import FlatIRTensor
@@ -18,6 +19,9 @@ from tripy_trace.tensor import TraceTensor
 
 @dataclasses.dataclass(repr=False, eq=False)
 class BaseTraceOp:
+    # Slots for the fields (no per-op __dict__) on the classes the eager hot path builds most; subclasses
+    # that declare no __slots__ get a __dict__ as usual.
+    __slots__ = ("inputs", "outputs")
     inputs: List[TraceTensor]
     outputs: List[TraceTensor]
 
@@ -28,9 +32,16 @@ class BaseTraceOp:
 
     @classmethod
     def build(cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any) -> "BaseTraceOp":
-        op = cls(list(inputs), [], **attrs)
-        op.outputs = ([TraceTensor(op, stack_info)] if num_outputs == 1 else
-                      [TraceTensor(op, stack_info) for _ in range(num_outputs)])
+        return cls.build_from(list(inputs), stack_info, num_outputs, attrs)
+
+    @classmethod
+    def build_from(cls, inputs: List[TraceTensor], stack_info: Any, num_outputs: int,
+                   attrs: Dict[str, Any]) -> "BaseTraceOp":
+        """``build`` for callers that hand over a fresh list of inputs and a dict of attributes (the
+        frontend's path for every op the user calls: no copies, no keyword re-packing)."""
+        op = cls(inputs, [], **attrs)
+        out = TraceTensor(op, stack_info)
+        op.outputs = [out] if num_outputs == 1 else [out] + [TraceTensor(op, stack_info) for _ in range(num_outputs - 1)]
         op.infer_devices()
         op.infer_dtypes()
         op.infer_shapes()
@@ -85,10 +96,40 @@ class BaseTraceOp:
         cls = type(self)
         return (cls, tuple([_freeze(getattr(self, name)) for name in _attribute_names(cls)]))
 
+    def key_id(self) -> int:
+        """A small int standing for everything about this op that a compiled program depends on:
+        ``cache_key()``, the number of inputs and outputs, and for input ops the shape, dtype and device
+        of each output. Equal ids mean equal descriptions (see ``intern_key``); the Trace's structural
+        key is made of these ids and the wiring. Ops on the eager hot path override this with cheaper
+        lookups that give the same guarantee."""
+        key: Tuple[Any, ...] = (self.cache_key(), len(self.inputs), len(self.outputs))
+        if self.is_input:
+            key += tuple((o.shape, o.dtype, o.device.kind, o.device.index) for o in self.outputs)
+        return intern_key(key)
+
     def __str__(self) -> str:
         outs = ", ".join(o.name for o in self.outputs)
         args = [i.name for i in self.inputs] + [f"{k}={v}" for k, v in self.attribute_items()]
         return f"{outs} = {type(self).__name__.lower()}({', '.join(args)})"
+
+
+# ---- interned keys ----------------------------------------------------------------------------------
+# Descriptions of ops (hashable tuples) -> ids. Ids come from a counter and are never reused, so an id
+# stands for one description forever, even after the table is cleared to bound its size (programs cached
+# under old ids then simply stop matching and age out of the program cache).
+_KEY_IDS: Dict[Hashable, int] = {}
+_next_key_id = itertools.count(1).__next__
+MAX_INTERNED_KEYS = 1 << 16
+
+
+def intern_key(key: Hashable) -> int:
+    """The id of `key`: equal keys get equal ids, different keys different ids."""
+    kid = _KEY_IDS.get(key)
+    if kid is None:
+        if len(_KEY_IDS) >= MAX_INTERNED_KEYS:
+            _KEY_IDS.clear()
+        kid = _KEY_IDS[key] = _next_key_id()
+    return kid
 
 
 _ATTRIBUTE_NAMES: Dict[type, Tuple[str, ...]] = {}

@@ -18,7 +18,7 @@ from tripy_flatir.ops.subtract import SubtractOp
 from tripy_flatir.ops.and_ import AndOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
-from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.base import BaseTraceOp, intern_key
 
 
 class Kind(enum.Enum):
@@ -51,25 +51,48 @@ class Kind(enum.Enum):
 
 @dataclasses.dataclass(repr=False, eq=False)
 class BinaryElementwise(BaseTraceOp):
+    __slots__ = ("kind",)
     kind: Kind
 
     def name(self) -> str:
         return self.kind.value[1]
 
+    # (Inference is written out rather than through the base class: it runs for every operator the user
+    # applies, on the eager hot path.)
+    def infer_devices(self) -> None:
+        a, b = self.inputs
+        device = a.device
+        if b.device is not device and b.device != device:
+            super().infer_devices()  # reports the mismatch
+        self.outputs[0].device = device
+
     def infer_dtypes(self) -> None:
-        super().infer_dtypes()
-        if self.kind.is_comparison:
-            self.outputs[0].dtype = dtypes.bool
+        a, b = self.inputs
+        if a.dtype is not b.dtype:
+            super().infer_dtypes()  # reports the mismatch
+        self.outputs[0].dtype = dtypes.bool if id(self.kind) in _COMPARISONS else a.dtype
 
     def infer_shapes(self) -> None:
         a, b = self.inputs
-        shape = lowering.broadcast_shape(a.shape, b.shape)
+        a_shape, b_shape = a.shape, b.shape
+        if a_shape == b_shape or not b_shape:  # (a number next to a tensor is a rank-0 constant)
+            self.outputs[0].shape = a_shape
+            return
+        if not a_shape:
+            self.outputs[0].shape = b_shape
+            return
+        shape = lowering.broadcast_shape(a_shape, b_shape)
         if shape is None:
             self.raise_error(
                 f"Shapes of the operands of {self.name()} are not compatible for broadcasting: "
                 f"{list(a.shape)} and {list(b.shape)}.",
                 ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."])
         self.outputs[0].shape = shape
+
+    def key_id(self) -> int:
+        if type(self) is BinaryElementwise and len(self.inputs) == 2 and len(self.outputs) == 1:
+            return _KIND_KEY_IDS[id(self.kind)]
+        return super().key_id()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         import tripy_flatir.ops as flat_ops
@@ -85,6 +108,12 @@ class BinaryElementwise(BaseTraceOp):
             _python_mod(a, b, out)
         else:
             getattr(flat_ops, kind.value[0]).build([a, b], [out])
+
+
+_COMPARISONS = frozenset(id(k) for k in Kind if k.is_comparison)  # ids: Enum hashes in Python
+# id(kind) -> the interned key of a two-input BinaryElementwise of that kind (what BaseTraceOp.key_id
+# would compute, without hashing the enum in Python on every evaluation).
+_KIND_KEY_IDS = {id(k): intern_key(((BinaryElementwise, (k,)), 2, 1)) for k in Kind}
 
 
 def _like(t: FlatIRTensor, dtype=None) -> FlatIRTensor:  # type: ignore[no-untyped-def]

@@ -10,11 +10,12 @@ from tripy_flatir import dtypes
 from tripy_flatir.ops.dot_general import DotOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 from tripy_trace import lowering
-from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.base import BaseTraceOp, intern_key
 
 
 @dataclasses.dataclass(repr=False, eq=False)
 class MatrixMultiply(BaseTraceOp):
+    __slots__ = ()
     display_name = "'@' (matrix multiplication)"
 
     def infer_shapes(self) -> None:
@@ -40,6 +41,11 @@ class MatrixMultiply(BaseTraceOp):
         if b.rank == 1:
             shape.pop(-1)
         self.outputs[0].shape = tuple(shape)
+
+    def key_id(self) -> int:
+        if type(self) is MatrixMultiply and len(self.inputs) == 2 and len(self.outputs) == 1:
+            return _KEY_ID  # (no attributes: one id for every two-input matrix multiplication)
+        return super().key_id()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         a, b = inputs
@@ -78,6 +84,9 @@ class MatrixMultiply(BaseTraceOp):
                     (inputs[0].rank == 1 and d == nb) or (inputs[1].rank == 1 and d == nb + 1))]
                 shape_tensor = lowering.concat_dims([lowering.dim_size(result, d) for d in keep], out.device)
             lowering.reshape(result, out.shape, shape_tensor, out=out)
+
+
+_KEY_ID = intern_key(((MatrixMultiply, ()), 2, 1))
 
 
 def _shape_with_one(x: FlatIRTensor, position: int):  # type: ignore[no-untyped-def]

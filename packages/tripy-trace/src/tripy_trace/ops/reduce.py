@@ -16,6 +16,7 @@ from tripy_trace.ops.base import BaseTraceOp
 
 @dataclasses.dataclass(repr=False, eq=False)
 class Reduce(BaseTraceOp):
+    __slots__ = ("kind", "dims", "keepdim")
     kind: str  # sum | prod | max | min | and | or
     dims: Tuple[int, ...]  # normalized, non-negative, sorted, unique
     keepdim: bool

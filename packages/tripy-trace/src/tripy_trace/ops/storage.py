@@ -6,17 +6,31 @@ import dataclasses
 from typing import Any, ClassVar, List
 
 from tripy_flatir.tensor import FlatIRTensor
-from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.base import BaseTraceOp, intern_key
+from tripy_trace.tensor import TraceTensor
 
 
 @dataclasses.dataclass(repr=False, eq=False)
 class Storage(BaseTraceOp):
+    __slots__ = ("data", "shape", "dtype", "device", "_kid")  # (_kid: key_id(), once known)
     data: Any  # a backend device buffer
     shape: tuple
     dtype: Any
     device: Any
 
     is_input: ClassVar[bool] = True
+
+    @classmethod
+    def of(cls, data: Any, shape: tuple, dtype: Any, device: Any, stack_info: Any = None) -> "Storage":
+        """``Storage.build([], stack_info, data=..., shape=..., dtype=..., device=...)``, written out: every
+        tensor made from user data is one."""
+        op = cls([], [], data, shape, dtype, device)
+        out = TraceTensor(op, stack_info)
+        out.shape = tuple(shape)
+        out.dtype = dtype
+        out.device = device
+        op.outputs = [out]
+        return op
 
     def infer_devices(self) -> None:
         self.outputs[0].device = self.device
@@ -28,7 +42,20 @@ class Storage(BaseTraceOp):
         self.outputs[0].shape = tuple(self.shape)
 
     def cache_key(self) -> tuple:
-        return (Storage,)  # shape/dtype/device of inputs are added by the Trace; the data never is
+        return (Storage,)  # shape/dtype/device of inputs are added by key_id(); the data never is
+
+    def key_id(self) -> int:
+        # (What BaseTraceOp.key_id computes, written out and remembered: every op built on stored data and
+        # every eager evaluation asks for it.)
+        kid = getattr(self, "_kid", None)
+        if kid is None:
+            outputs = self.outputs
+            if len(outputs) != 1:
+                return super().key_id()
+            o = outputs[0]
+            device = o.device
+            kid = self._kid = intern_key(((Storage,), 0, 1, (o.shape, o.dtype, device.kind, device.index)))
+        return kid  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
         return f"{self.outputs[0].name} = storage(shape={list(self.shape)}, dtype={self.dtype}, device={self.device})"

@@ -6,8 +6,9 @@ import dataclasses
 import enum
 from typing import List
 
+from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
-from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.base import BaseTraceOp, intern_key
 
 
 class Kind(enum.Enum):
@@ -38,22 +39,34 @@ class Kind(enum.Enum):
 
 @dataclasses.dataclass(repr=False, eq=False)
 class UnaryElementwise(BaseTraceOp):
+    __slots__ = ("kind",)
     kind: Kind
 
     def name(self) -> str:
         return f"tripy.{self.kind.name.lower()}"
 
-    def infer_dtypes(self) -> None:
-        from tripy_flatir import dtypes
+    # (Inference is written out rather than through the base class: it runs for every elementwise
+    # function the user calls, on the eager hot path.)
+    def infer_devices(self) -> None:
+        self.outputs[0].device = self.inputs[0].device
 
-        super().infer_dtypes()
-        if self.kind is Kind.ISFINITE:
-            self.outputs[0].dtype = dtypes.bool
+    def infer_dtypes(self) -> None:
+        self.outputs[0].dtype = dtypes.bool if self.kind is Kind.ISFINITE else self.inputs[0].dtype
 
     def infer_shapes(self) -> None:
         self.outputs[0].shape = self.inputs[0].shape
+
+    def key_id(self) -> int:
+        if type(self) is UnaryElementwise and len(self.inputs) == 1 and len(self.outputs) == 1:
+            return _KIND_KEY_IDS[id(self.kind)]
+        return super().key_id()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         import tripy_flatir.ops as flat_ops
 
         getattr(flat_ops, self.kind.value).build(inputs, outputs)
+
+
+# id(kind) -> the interned key of a one-input UnaryElementwise of that kind (what BaseTraceOp.key_id would
+# compute, without hashing the enum in Python on every evaluation).
+_KIND_KEY_IDS = {id(k): intern_key(((UnaryElementwise, (k,)), 1, 1)) for k in Kind}

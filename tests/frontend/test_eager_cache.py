@@ -1,0 +1,122 @@
+"""Eager mode's cache hit path: graphs that look alike must not share a program, a reused program gets
+its arguments in the right order, and the cheap bookkeeping (stack capture, scalar constants, DLPack
+export) gives the same answers as the general paths."""
+
+import numpy as np
+import pytest
+
+import tripy as tp
+from tripy_frontend import eager
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        lines = f.read().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if marker in line and "_line_of(" not in line)
+
+
+def _data(seed: int, shape=(3, 4)) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_look_alike_graphs_each_get_their_own_program():
+    """The same ops in the same order, on equally shaped inputs, evaluated one after the other."""
+    x, y = _data(0), _data(1)
+    cases = [
+        (lambda a, b: a * b + a, lambda a, b: a * b + a),
+        (lambda a, b: a * b + b, lambda a, b: a * b + b),  # other wiring
+        (lambda a, b: a * b + 2.0, lambda a, b: a * b + 2.0),
+        (lambda a, b: a * b + 3.0, lambda a, b: a * b + 3.0),  # other constant
+        (lambda a, b: a * b - 0.0, lambda a, b: a * b - 0.0),
+        (lambda a, b: a * a + a, lambda a, b: a * a + a),  # one input used twice
+        (lambda a, b: b - a, lambda a, b: b - a),  # operand order
+    ]
+    for _ in range(2):  # the second round runs on cached programs
+        for fn, ref in cases:
+            np.testing.assert_allclose(np.from_dlpack(fn(tp.Tensor(x), tp.Tensor(y))), ref(x, y), rtol=1e-6)
+
+
+def test_dtype_is_part_of_the_key():
+    x = np.array([1.5, 2.5], dtype=np.float32)
+    a = tp.Tensor(x) * 2.0
+    b = tp.Tensor(x.astype(np.float16)) * 2.0
+    assert np.from_dlpack(a).dtype == np.float32 and np.from_dlpack(b).dtype == np.float16
+    np.testing.assert_array_equal(np.from_dlpack(b), (x * 2).astype(np.float16))
+
+
+def test_arguments_in_order_whatever_order_the_inputs_were_made_in():
+    x, y = _data(2), _data(3)
+
+    def run(first_x: bool) -> np.ndarray:
+        if first_x:
+            tx, ty = tp.Tensor(x), tp.Tensor(y)
+        else:
+            ty, tx = tp.Tensor(y), tp.Tensor(x)
+        return np.from_dlpack(tx - tp.exp(ty))
+
+    expected = x - np.exp(y)
+    for first_x in (True, False, True, False):
+        np.testing.assert_allclose(run(first_x), expected, rtol=1e-6)
+
+
+def test_cache_hit_loop_compiles_once():
+    """The shape of benchmarks/eager_cache_hit.py: new data every iteration, one compilation."""
+
+    def expression(a, b):
+        x = a @ b
+        x = tp.tanh(x + a) * 0.5 - b
+        return tp.sqrt(tp.exp(x) / 2.0 + 1.0) * a
+
+    data = [(_data(10 + i, (8, 8)), _data(20 + i, (8, 8))) for i in range(4)]
+    np.from_dlpack(expression(tp.Tensor(data[0][0]), tp.Tensor(data[0][1])))
+    misses = eager.PROGRAM_CACHE.misses
+    for a, b in data:
+        out = np.from_dlpack(expression(tp.Tensor(a), tp.Tensor(b)))
+        x = np.tanh(a @ b + a) * 0.5 - b
+        np.testing.assert_allclose(out, np.sqrt(np.exp(x) / 2.0 + 1.0) * a, rtol=1e-5)
+    assert eager.PROGRAM_CACHE.misses == misses
+
+
+def test_evaluated_intermediates_are_arguments():
+    x = tp.Tensor(_data(4))
+    y = x * 2.0
+    y.eval()
+    z = y + 1.0  # built after y was evaluated: y is an input of z's program
+    np.testing.assert_allclose(np.from_dlpack(z), _data(4) * 2 + 1, rtol=1e-6)
+    w = tp.Tensor(_data(5)) * 2.0
+    v = w + 1.0  # built before w is evaluated
+    w.eval()
+    np.testing.assert_allclose(np.from_dlpack(v), _data(5) * 2 + 1, rtol=1e-6)
+
+
+def test_scalars_keep_their_exact_values():
+    x = tp.Tensor(np.ones((2,), np.float32))
+    np.testing.assert_array_equal(np.from_dlpack(x * -0.0), np.array([-0.0, -0.0], np.float32))
+    assert np.signbit(np.from_dlpack(x * -0.0)).all() and not np.signbit(np.from_dlpack(x * 0.0)).any()
+    assert np.isnan(np.from_dlpack(x * float("nan"))).all()
+    i = tp.Tensor(np.array([3, 4], np.int32))
+    assert np.from_dlpack(i + 1).tolist() == [4, 5] and np.from_dlpack(i + True).tolist() == [4, 5]
+
+
+def test_stack_info_points_at_the_line_and_expression():
+    a = tp.Tensor(np.ones((2, 2), np.float32))
+    b = (a +
+         a)  # MARK-multiline
+    c = tp.tanh(a)  # MARK-call
+    frame = b.stack_info.user_frame
+    assert frame.file == __file__ and frame.function == "test_stack_info_points_at_the_line_and_expression"
+    assert frame.line == _line_of("# MARK-multiline") - 1  # a multi-line expression: the line it starts on
+    frame = c.stack_info.user_frame
+    assert frame.line == _line_of("# MARK-call") and "tp.tanh(a)" in frame.code
+    start, end = frame.column_range
+    assert frame.code[start:end] == "tp.tanh(a)"
+
+
+def test_dlpack_export_shares_the_result():
+    t = tp.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)) + 1.0
+    first, second = np.from_dlpack(t), np.from_dlpack(t)
+    np.testing.assert_array_equal(first, np.arange(6).reshape(2, 3) + 1)
+    assert first.__array_interface__["data"][0] == second.__array_interface__["data"][0]  # zero-copy, one buffer
+    assert t.__dlpack_device__()[1] == 0
+    with pytest.raises(Exception):
+        t.__dlpack__(dl_device=(2, 0))  # a CUDA device: not where the data is
