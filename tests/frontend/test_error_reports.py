@@ -142,3 +142,20 @@ def test_incompatible_dynamic_shapes_at_call_time_map_to_user_code():
     text = str(info.value)
     assert f"{__file__}:{_line_of('# MARK-dyn-add')}" in text
     assert "cannot run on inputs of shapes [[2, 3], [4, 3]]" in text and "AddOp" in text
+
+
+def _public_classes():
+    for name in tp.__all__:
+        obj = getattr(tp, name)
+        if not inspect.isclass(obj) or name in ("TripyException", "dtype", "Module", "DimensionSize"):
+            continue
+        params = [p for p in inspect.signature(obj).parameters.values() if p.default is inspect.Parameter.empty
+                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        yield pytest.param(name, len(params), id=name)
+
+
+@pytest.mark.parametrize("name,count", list(_public_classes()))
+def test_every_public_class_and_module_rejects_a_wrong_argument_at_the_call(name, count):
+    with pytest.raises(tp.TripyException) as info:
+        getattr(tp, name)(*[_Unusable() for _ in range(max(count, 1))])  # MARK-class
+    assert f"{__file__}:{_line_of('# MARK-class')}" in str(info.value)

@@ -72,6 +72,11 @@ def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constr
             obj = _type_checked(obj, f"tripy.{api_name}")  # type: ignore[assignment, arg-type]
         else:
             assert dtype_constraints is None, "dtype declarations are for functions"
+            # Constructors are checked too (layers, InputInfo, ...), except where a class opts out
+            # because construction is on a hot path and validates its own input (tp.Tensor).
+            init = vars(obj).get("__init__")
+            if inspect.isclass(obj) and inspect.isfunction(init) and not getattr(obj, "_tripy_unchecked_init", False):
+                setattr(obj, "__init__", _type_checked(init, f"tripy.{api_name}"))
         PUBLIC_API[api_name] = obj
         return obj
 
@@ -190,6 +195,14 @@ def _checker(annotation: Any) -> Optional[Check]:
     return None
 
 
+def _each(check: Check) -> Check:
+    return lambda values: all(check(v) for v in values)
+
+
+def _each_value(check: Check) -> Check:
+    return lambda values: all(check(v) for v in values.values())
+
+
 def _type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
     # A function with a dtype declaration (@dtype_rules) is unwrapped, and one wrapper checks both.
     func: Callable[..., Any] = getattr(obj, "__tripy_unchecked__", obj)
@@ -213,6 +226,11 @@ def _type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
         for pname in signature.parameters:
             if pname in hints:
                 check = _checker(hints[pname])
+                kind = signature.parameters[pname].kind
+                if check is not None and kind is inspect.Parameter.VAR_POSITIONAL:  # *args: check each one
+                    check = _each(check)
+                elif check is not None and kind is inspect.Parameter.VAR_KEYWORD:  # **kwargs: each value
+                    check = _each_value(check)
                 if check is not None:
                     pos = positional.index(pname) if pname in positional else 1 << 30
                     plan.append((pos, pname, check, _describe(hints[pname])))

@@ -35,6 +35,7 @@ class Tensor:
     """
 
     __slots__ = ("trace_tensor", "__weakref__")
+    _tripy_unchecked_init = True  # construction validates its data itself and is on the eager hot path
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
