@@ -307,8 +307,10 @@ def test_conv_errors():
         conv(tp.ones((1, 3, 5, 5), dtype=tp.float16))
     with pytest.raises(tp.TripyException, match=r"groups \(2\) must divide both in_channels \(3\)"):
         tp.Conv(3, 4, (3,), groups=2)
-    with pytest.raises(tp.TripyException, match="padding must be a sequence of 2"):
+    with pytest.raises(tp.TripyException, match="argument 'padding' must be a sequence of a sequence of int"):
         tp.Conv(3, 4, (3, 3), padding=(1, 1))
+    with pytest.raises(tp.TripyException, match="padding must be a sequence of 2"):
+        tp.Conv(3, 4, (3, 3), padding=((1, 1),))
     with pytest.raises(tp.TripyException, match="kernel_dims must be a sequence of 1 to 3 ints"):
         tp.ConvTranspose(3, 4, (1, 1, 1, 1))
     with pytest.raises(tp.TripyException, match="stride must be a sequence of 2"):
