@@ -53,6 +53,8 @@ class InputInfo:
         assert a.dimension_names == {0: "batch"} and b.dimension_names == {0: "batch"}
     """
 
+    _tripy_unchecked_init = True  # validates each dim itself, with more precise messages than the generic check
+
     __slots__ = ("shape_bounds", "dimension_names", "dtype")
 
     def __init__(self, shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
