@@ -83,7 +83,7 @@ def test_second_compile_is_loaded_not_compiled(cache_dir, monkeypatch):
     assert disk_cache.stats.misses == 1 and disk_cache.stats.writes == 1
     assert len(entries(cache_dir)) == 1
 
-    def no_compile(*args):
+    def no_compile(*args, **kwargs):
         raise AssertionError("should have been loaded from the disk cache")
 
     monkeypatch.setattr(_xla, "compile", no_compile)

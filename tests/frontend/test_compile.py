@@ -258,3 +258,28 @@ def test_results_are_freed_as_soon_as_they_are_dropped():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_optimization_level_selects_xla_cpu_runtime_and_survives_save_load(tmp_path):
+    import numpy as np
+
+    from tripy_backend import _xla
+
+    assert _xla.compile_option_overrides("cpu", 3) == []
+    assert ("xla_cpu_use_thunk_runtime", False) in _xla.compile_option_overrides("cpu", 5)
+    assert _xla.compiler_fingerprint("cpu", 0, 3) != _xla.compiler_fingerprint("cpu", 0, 5)
+
+    def mlp(x, w):
+        return tp.sum(tp.tanh(x @ w) * 2.0, dim=1)
+
+    w = tp.Tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+    x = np.linspace(0, 1, 8, dtype=np.float32).reshape(2, 4)
+    expected = np.sum(np.tanh(x @ np.from_dlpack(w)) * 2.0, axis=1)
+    for level in (0, 3, 5):
+        exe = tp.compile(mlp, optimization_level=level, args=[tp.InputInfo(((1, 2, 4), 4), tp.float32), w])
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), expected, atol=1e-6)
+        path = tmp_path / f"mlp{level}.tpymodel"
+        exe.save(str(path))
+        loaded = tp.Executable.load(str(path))
+        assert loaded._program.optimization_level == level
+        assert np.allclose(np.from_dlpack(loaded(tp.Tensor(x))), expected, atol=1e-6)

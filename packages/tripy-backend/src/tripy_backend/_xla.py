@@ -43,31 +43,33 @@ def device_handle(platform: str, index: int) -> Any:
     return devices[index]
 
 
-def compile(module_bytes: bytes, platform: str, index: int) -> Any:
+def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
     """Compile a (statically shaped) StableHLO module; returns a loaded executable."""
     import jaxlib._jax as jx
 
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
-    options.env_option_overrides = compile_option_overrides(platform)
+    options.env_option_overrides = compile_option_overrides(platform, optimization_level)
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
     return c.compile(module_bytes, options)  # older jaxlib
 
 
-def compile_option_overrides(platform: str) -> list:
+def compile_option_overrides(platform: str, optimization_level: int = 3) -> list:
     """XLA options tripy sets per compilation (not process-wide, unlike XLA_FLAGS); part of the
     persistent cache's key.
 
-    None by default. ``TRIPY_XLA_CPU_RUNTIME=classic`` compiles for XLA's classic CPU runtime instead of
+    None by default. ``optimization_level`` 4 or 5 (``tp.compile``), or ``TRIPY_XLA_CPU_RUNTIME=classic`` for
+    every compilation, compiles for XLA's classic CPU runtime instead of
     the thunk runtime (without excess precision): in our measurements small programs run faster but
     large ones take ~1.6x longer to compile (GPT-2: 6.5 s instead of 4 s). XNNPACK dots
     (``xla_cpu_use_xnnpack``) were measured too, and were not faster on float32 matmuls.
     """
     import os
 
-    if platform == "cpu" and os.environ.get("TRIPY_XLA_CPU_RUNTIME", "thunk") == "classic":
+    classic = optimization_level >= 4 or os.environ.get("TRIPY_XLA_CPU_RUNTIME", "thunk") == "classic"
+    if platform == "cpu" and classic:
         return [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     return []
 
@@ -195,11 +197,11 @@ def deserialize_executable(data: bytes, platform: str, index: int) -> Any:
     return c.deserialize_executable(data, jx.DeviceList((device_handle(platform, index),)), jx.CompileOptions())
 
 
-def compiler_fingerprint(platform: str, index: int) -> str:
+def compiler_fingerprint(platform: str, index: int, optimization_level: int = 3) -> str:
     """Everything besides the program that decides what the compiler produces: jaxlib (XLA) version,
     the platform and device, the host CPU (XLA:CPU specializes code to the CPU's features), XLA_FLAGS
     and tripy's compile options."""
-    return f"{_host_fingerprint(platform, index)};options={compile_option_overrides(platform)}"
+    return f"{_host_fingerprint(platform, index)};options={compile_option_overrides(platform, optimization_level)}"
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,6 +21,7 @@ There is no size limit or eviction; delete the directory (or call ``clear()``) t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -158,16 +159,17 @@ def clear() -> None:
 
 
 def compile(module_bytes: bytes, platform: str, index: int,
-            compile_fn: Optional[Callable[[bytes, str, int], Any]] = None) -> Any:
+            compile_fn: Optional[Callable[[bytes, str, int], Any]] = None, optimization_level: int = 3) -> Any:
     """Compile through the persistent cache when it is on (see the module docstring), else just compile."""
     from tripy_backend import _xla
 
-    compile_fn = compile_fn or _xla.compile
+    if compile_fn is None:
+        compile_fn = functools.partial(_xla.compile, optimization_level=optimization_level)
     root = directory()
     if not root:
         return compile_fn(module_bytes, platform, index)
     cache = DiskCache(root)
-    key = program_key(module_bytes, _xla.compiler_fingerprint(platform, index))
+    key = program_key(module_bytes, _xla.compiler_fingerprint(platform, index, optimization_level))
     payload = cache.load(key)
     if payload is not None:
         try:

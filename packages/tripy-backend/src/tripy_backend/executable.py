@@ -27,8 +27,9 @@ class Executable:
     MAX_SPECIALIZATIONS = 64
 
     def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 error_mapper: Optional[ErrorMapper] = None) -> None:
+                 error_mapper: Optional[ErrorMapper] = None, optimization_level: int = 3) -> None:
         self.module_bytes = module_bytes
+        self.optimization_level = optimization_level
         self.input_shapes = [tuple(s) for s in input_shapes]
         self.device = device
         self.error_mapper = error_mapper
@@ -55,7 +56,8 @@ class Executable:
     def _compile(self, module_bytes: bytes) -> Any:
         start = time.perf_counter()
         try:
-            exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index)  # plain compile if off
+            exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
+                                     optimization_level=self.optimization_level)
         except Exception as e:  # compiler errors: map back to user code
             raise self._error(f"{compiler_name(self.device)} failed to compile the program", e) from None
         logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")

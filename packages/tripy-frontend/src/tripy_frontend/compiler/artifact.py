@@ -52,6 +52,7 @@ class Contents:
     program: bytes  # the portable artifact
     stablehlo_version: str
     constants: List[np.ndarray]
+    optimization_level: int = 3
 
 
 def _sha256(data: bytes) -> str:
@@ -81,6 +82,7 @@ def write(path: str, contents: Contents, producer: str) -> None:
         "returns_tuple": contents.returns_tuple,
         "program": {"member": PROGRAM, "size": len(contents.program), "sha256": _sha256(contents.program)},
         "constants": constants_meta,
+        "optimization_level": contents.optimization_level,
     }
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
@@ -147,7 +149,8 @@ def read(path: str) -> Contents:
     return Contents(names=[i["name"] for i in inputs], infos=[InputInfo.from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
                     returns_tuple=header["returns_tuple"], device=header["device"], program=program,
-                    stablehlo_version=header["stablehlo_version"], constants=constants)
+                    stablehlo_version=header["stablehlo_version"], constants=constants,
+                    optimization_level=header.get("optimization_level", 3))
 
 
 def _is_int_list(v: Any, minimum: int) -> bool:
@@ -169,6 +172,9 @@ def _check_header(h: Any) -> None:
             raise FormatError("its header has an invalid StableHLO version or device")
         if not isinstance(h["returns_tuple"], bool):
             raise FormatError("its header has an invalid 'returns_tuple'")
+        level = h.get("optimization_level", 3)  # absent in files from before it was recorded
+        if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 5:
+            raise FormatError("its header has an invalid 'optimization_level'")
         inputs, outputs, constants = h["inputs"], h["outputs"], h["constants"]
         if not (isinstance(inputs, list) and isinstance(outputs, list) and outputs and isinstance(constants, list)):
             raise FormatError("its header has an invalid signature")

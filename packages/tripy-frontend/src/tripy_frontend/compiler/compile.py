@@ -38,7 +38,9 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
 
     Args:
         func: The function or module to compile.
-        optimization_level: Accepted for compatibility with nvtripy; XLA:CPU always optimizes fully.
+        optimization_level: 0-5, as in nvtripy: higher levels may compile longer to run faster. On
+            XLA:CPU, 4 and 5 compile for XLA's classic CPU runtime, whose matrix products use optimized
+            GEMM kernels (GPT-2 small: ~2.4x faster forward, ~1.6x longer compile); 0-3 use XLA's defaults.
         args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs, anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
@@ -149,7 +151,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     flat, module = lower(trace)
     module_bytes = module_to_bytecode(module)
     constants = [t.producer.data for t in trace.inputs[len(placeholders):]]  # type: ignore[union-attr]
-    program = _build_program(module_bytes, infos, constants, device, flat.error_report)
+    program = _build_program(module_bytes, infos, constants, device, flat.error_report, level)
     out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
     return Executable._create(program, module_bytes, names, infos, constants, out_specs, returns_tuple, device)
 

@@ -347,7 +347,8 @@ class Executable:
         contents = artifact.Contents(
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
-            constants=[memory.to_numpy(c) for c in self._constants])
+            constants=[memory.to_numpy(c) for c in self._constants],
+            optimization_level=self._program.optimization_level)
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -399,17 +400,17 @@ class Executable:
             raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
         constants = [memory.to_device(c, device) for c in contents.constants]
-        program = _build_program(module_bytes, contents.infos, constants, device, None)
+        program = _build_program(module_bytes, contents.infos, constants, device, None, contents.optimization_level)
         return Executable._create(program, module_bytes, contents.names, contents.infos, constants, contents.outputs,
                                   contents.returns_tuple, device)
 
 
 def _build_program(module_bytes: bytes, infos: Sequence[InputInfo], constants: Sequence[Any], device: Device,
-                   error_mapper: Any) -> _Program:
+                   error_mapper: Any, optimization_level: int = 3) -> _Program:
     """The backend executable; a dynamic program is compiled for the `opt` shapes right away, so compile
     errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = _backend_compile(module_bytes, shapes, device, error_mapper)
+    program = _backend_compile(module_bytes, shapes, device, error_mapper, optimization_level)
     if program.is_dynamic:
         opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
         program.executable_for(opt)
