@@ -121,12 +121,6 @@ def runtime_error_types() -> tuple:
     return (jx.XlaRuntimeError,) if hasattr(jx, "XlaRuntimeError") else (RuntimeError,)
 
 
-def xla_version() -> str:
-    import jaxlib
-
-    return f"jaxlib-{jaxlib.__version__}"
-
-
 def serialize_portable_artifact(module_bytes: bytes, target_version: str) -> bytes:
     """A versioned, portable StableHLO artifact of a module (CHLO legalized to StableHLO first)."""
     import jaxlib._jax as jx

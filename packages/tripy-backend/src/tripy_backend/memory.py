@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from tripy_flatir import dtypes
 from tripy_flatir.device import device as Device
 from tripy_backend import _xla
 from tripy_backend.devices import platform
@@ -29,12 +28,3 @@ def to_numpy(buffer: Any) -> np.ndarray:
     """The buffer's data as a NumPy array (zero-copy on the CPU where possible)."""
     return np.asarray(buffer)
 
-
-def buffer_dtype(buffer: Any) -> dtypes.dtype:
-    dt = dtypes.from_numpy(buffer.dtype)
-    assert dt is not None, f"unsupported buffer dtype {buffer.dtype}"
-    return dt
-
-
-def buffer_shape(buffer: Any) -> tuple:
-    return tuple(buffer.shape)

@@ -135,7 +135,3 @@ def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]
     return tuple(parts), program_inputs, index
 
 
-def storage_tensors(trace: Trace) -> List[TraceTensor]:
-    """Trace inputs that hold data (not placeholders)."""
-    return [t for t in trace.inputs if getattr(t.producer, "data", None) is not None]
-
