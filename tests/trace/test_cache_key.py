@@ -45,7 +45,7 @@ def _const(value: float, dtype: dtypes.dtype = dtypes.float32) -> TraceTensor:
 
 
 def _scalar(value: float, dtype: dtypes.dtype = dtypes.float32) -> TraceTensor:
-    return Constant.scalar(value, dtype, CPU).outputs[0]
+    return Constant.scalar(value, dtype, CPU)
 
 
 def key(*outputs: TraceTensor) -> tuple:

@@ -50,8 +50,7 @@ class Tensor:
             assert tdtype is not None
         if device is None:
             device = _CPU
-        op = Storage.of(_to_device(array, device), array.shape, tdtype, device, info)
-        self.trace_tensor = op.outputs[0]
+        self.trace_tensor = Storage.tensor_of(_to_device(array, device), array.shape, tdtype, device, info)
         if name:
             self.trace_tensor.name = name
 
@@ -106,12 +105,12 @@ class Tensor:
     def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1,
                  **attrs: Any) -> Any:
         """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports."""
-        op = op_cls.build_from(list(map(_trace_tensor_of, inputs)), _capture(), num_outputs, attrs)
+        out = op_cls.make(list(map(_trace_tensor_of, inputs)), _capture(), num_outputs, attrs)
         if num_outputs == 1:  # the common case, kept short: this runs for every op the user calls
             t = _new(cls)
-            t.trace_tensor = op.outputs[0]
+            t.trace_tensor = out
             return t
-        return [cls._from_trace_tensor(o) for o in op.outputs]
+        return [cls._from_trace_tensor(o) for o in out.producer.outputs]  # type: ignore[union-attr]
 
     # ---- metadata (no evaluation needed) ---------------------------------------------------------
     @property

@@ -50,9 +50,8 @@ def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
     if dt is dtypes.bool and not isinstance(value, (bool, np.bool_)):
         raise_error(f"Cannot combine a bool tensor with the Python number {value} in {what}.", _stack.capture(),
                     ["Cast the tensor to a numeric dtype first with tripy.cast()."])
-    op = Constant.scalar(value, dt, like.trace_tensor.device, _stack.capture())
     t = _new_tensor(Tensor)
-    t.trace_tensor = op.outputs[0]
+    t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device, _stack.capture())
     return t
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import weakref
 from typing import Any, ClassVar, Dict, Hashable, List, NoReturn, Optional, Sequence, Tuple
 
 from tripy_flatir.exceptions import raise_error
@@ -19,35 +20,66 @@ from tripy_trace.tensor import TraceTensor
 
 @dataclasses.dataclass(repr=False, eq=False)
 class BaseTraceOp:
+    """Fields: ``inputs`` (the only dataclass field here), then each op's attributes. ``outputs`` is set
+    once the outputs exist (``build``)."""
+
     # Slots for the fields (no per-op __dict__) on the classes the eager hot path builds most; subclasses
     # that declare no __slots__ get a __dict__ as usual.
-    __slots__ = ("inputs", "outputs")
+    __slots__ = ("inputs", "_out")
     inputs: List[TraceTensor]
-    outputs: List[TraceTensor]
 
     # True for ops whose output is a program input (stored data, compile-time placeholders).
     is_input: ClassVar[bool] = False
     # The user-facing spelling used in error messages, e.g. "'+'" or "tripy.reshape".
     display_name: ClassVar[Optional[str]] = None
 
+    # ---- outputs ----------------------------------------------------------------------------------
+    # A tensor holds its producer, and the producer lists its outputs: a reference cycle per op, which
+    # only Python's cycle collector can free. Eager code makes and drops graphs by the thousand, so an op
+    # made by ``make`` with one output (nearly all) holds it weakly instead: nothing but its users owns a
+    # tensor, and dropping the last user frees tensor, op and any device buffer at once. That is safe
+    # because such an op is only reachable through its output (``producer``). ``build`` returns the op
+    # itself, so its outputs are held strongly; so are those of ops with several outputs (a user may hold
+    # just one of them while the op needs all to be lowered).
+    @property
+    def outputs(self) -> List[TraceTensor]:
+        out = self._out
+        if type(out) is list:
+            return out  # type: ignore[no-any-return]
+        t = out()
+        return [] if t is None else [t]
+
+    @outputs.setter
+    def outputs(self, value: List[TraceTensor]) -> None:
+        self._out = list(value)
+
+    @classmethod
+    def make(cls, inputs: List[TraceTensor], stack_info: Any, num_outputs: int, attrs: Dict[str, Any]) -> TraceTensor:
+        """Build the op on `inputs` (a fresh list, not copied) and return its first output (the others are
+        ``out.producer.outputs``); shapes, dtypes and devices are inferred, so bad input raises here. The
+        frontend's path for every op the user calls."""
+        op = cls(inputs, **attrs)
+        out = TraceTensor(op, stack_info)
+        op._out = _weak(out) if num_outputs == 1 else [out] + [TraceTensor(op, stack_info) for _ in range(num_outputs - 1)]
+        op.infer(out)
+        return out
+
     @classmethod
     def build(cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any) -> "BaseTraceOp":
-        return cls.build_from(list(inputs), stack_info, num_outputs, attrs)
-
-    @classmethod
-    def build_from(cls, inputs: List[TraceTensor], stack_info: Any, num_outputs: int,
-                   attrs: Dict[str, Any]) -> "BaseTraceOp":
-        """``build`` for callers that hand over a fresh list of inputs and a dict of attributes (the
-        frontend's path for every op the user calls: no copies, no keyword re-packing)."""
-        op = cls(inputs, [], **attrs)
-        out = TraceTensor(op, stack_info)
-        op.outputs = [out] if num_outputs == 1 else [out] + [TraceTensor(op, stack_info) for _ in range(num_outputs - 1)]
-        op.infer_devices()
-        op.infer_dtypes()
-        op.infer_shapes()
-        return op
+        """The op on `inputs`, with its outputs (``op.outputs``) inferred (see ``make``)."""
+        out = cls.make(list(inputs), stack_info, num_outputs, attrs)
+        op = out.producer
+        op._out = op.outputs  # type: ignore[union-attr]  # (held strongly: the caller holds only the op)
+        return op  # type: ignore[return-value]
 
     # ---- inference (override as needed) ------------------------------------------------------
+    def infer(self, out: TraceTensor) -> None:
+        """Fill in the outputs' device, dtype and shape (`out` is the first output). Ops on the eager hot
+        path override this with one method that does all three."""
+        self.infer_devices()
+        self.infer_dtypes()
+        self.infer_shapes()
+
     def infer_devices(self) -> None:
         inputs = self.inputs
         device = inputs[0].device if inputs else self.default_device()
@@ -111,6 +143,9 @@ class BaseTraceOp:
         outs = ", ".join(o.name for o in self.outputs)
         args = [i.name for i in self.inputs] + [f"{k}={v}" for k, v in self.attribute_items()]
         return f"{outs} = {type(self).__name__.lower()}({', '.join(args)})"
+
+
+_weak = weakref.ref
 
 
 # ---- interned keys ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -22,18 +23,18 @@ class Constant(BaseTraceOp):
     _kid: ClassVar[Optional[int]] = None  # key_id(), where known when the op is made (see scalar())
 
     @classmethod
-    def scalar(cls, value: Any, dtype: Any, device: Any, stack_info: Any = None) -> "Constant":
-        """``Constant.build([], stack_info, value=np.asarray(value, dtype.numpy_dtype), dtype=dtype,
-        device=device)`` for a Python number, written out: operators put one in the graph for every
+    def scalar(cls, value: Any, dtype: Any, device: Any, stack_info: Any = None) -> TraceTensor:
+        """``Constant.make([], stack_info, 1, dict(value=np.asarray(value, dtype.numpy_dtype), dtype=dtype,
+        device=device))`` for a Python number, written out: operators put one in the graph for every
         number the user combines with a tensor (``x * 0.5``), so the value's array and key are cached."""
         cache_key = (type(value), value, dtype, device.kind, device.index)
         entry = _SCALARS.get(cache_key)
-        op = cls([], [], entry[0] if entry is not None else np.asarray(value, dtype=dtype.numpy_dtype), dtype, device)
+        op = cls([], entry[0] if entry is not None else np.asarray(value, dtype=dtype.numpy_dtype), dtype, device)
         out = TraceTensor(op, stack_info)
         out.shape = ()
         out.dtype = dtype
         out.device = device
-        op.outputs = [out]
+        op._out = _weak(out)
         if entry is None:
             op.value.flags.writeable = False
             entry = (op.value, BaseTraceOp.key_id(op))
@@ -43,7 +44,7 @@ class Constant(BaseTraceOp):
                     _SCALARS.clear()
                 _SCALARS[cache_key] = entry
         op._kid = entry[1]  # type: ignore[misc]
-        return op
+        return out
 
     def infer_devices(self) -> None:
         self.outputs[0].device = self.device
@@ -74,3 +75,4 @@ class Constant(BaseTraceOp):
 # of a rank-0 constant of it).
 _SCALARS: Dict[Tuple[Any, ...], Tuple[np.ndarray, int]] = {}
 _MAX_SCALARS = 4096
+_weak = weakref.ref

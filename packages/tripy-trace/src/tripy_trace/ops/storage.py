@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, ClassVar, List
 
 from tripy_flatir.tensor import FlatIRTensor
@@ -21,16 +22,16 @@ class Storage(BaseTraceOp):
     is_input: ClassVar[bool] = True
 
     @classmethod
-    def of(cls, data: Any, shape: tuple, dtype: Any, device: Any, stack_info: Any = None) -> "Storage":
-        """``Storage.build([], stack_info, data=..., shape=..., dtype=..., device=...)``, written out: every
-        tensor made from user data is one."""
-        op = cls([], [], data, shape, dtype, device)
+    def tensor_of(cls, data: Any, shape: tuple, dtype: Any, device: Any, stack_info: Any = None) -> TraceTensor:
+        """``Storage.make([], stack_info, 1, dict(data=..., shape=..., dtype=..., device=...))``, written out:
+        every tensor made from user data is one."""
+        op = cls([], data, shape, dtype, device)
         out = TraceTensor(op, stack_info)
         out.shape = tuple(shape)
         out.dtype = dtype
         out.device = device
-        op.outputs = [out]
-        return op
+        op._out = _weak(out)
+        return out
 
     def infer_devices(self) -> None:
         self.outputs[0].device = self.device
@@ -62,3 +63,6 @@ class Storage(BaseTraceOp):
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         raise AssertionError("storage is a program input")
+
+
+_weak = weakref.ref
