@@ -175,11 +175,16 @@ def test_interned_ids_are_never_reused(monkeypatch):
     assert intern_key(("test_interned_ids_are_never_reused", 39)) == seen[39]
 
 
-def test_cached_scalar_constants_are_read_only_and_distinct_ops():
+def test_scalar_constants_are_shared_read_only_leaves():
     a, b = _scalar(3.0), _scalar(3.0)
-    assert a is not b and a.producer is not b.producer
-    assert a.producer.value is b.producer.value  # the array is shared ...
+    assert a is b and a.stack_info is None  # one leaf per (number, dtype, device), made once
     with pytest.raises(ValueError):
-        a.producer.value[...] = 4.0  # ... and cannot be changed
+        a.producer.value[...] = 4.0  # its value cannot be changed
     assert a.shape == () and a.dtype is dtypes.float32 and a.device == CPU
-    assert key(a) == key(b) == key(_const(3.0)) != key(_scalar(4.0))
+    assert key(a) == key(_const(3.0)) != key(_scalar(4.0))
+    assert _scalar(3) is not _scalar(3.0) and _scalar(3.0) is not _scalar(3.0, dtypes.float16)
+    assert _scalar(0.0) is not _scalar(0.0) and _scalar(float("nan")) is not _scalar(float("nan"))
+    # A graph that uses the same number twice (x * 0.5 + 0.5) computes the same values as separate constants.
+    x = _input()
+    twice = _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, _scalar(0.5)), _scalar(0.5))
+    assert key(twice) != key(_bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, _scalar(0.5)), _scalar(0.25)))

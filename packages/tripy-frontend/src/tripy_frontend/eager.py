@@ -9,6 +9,7 @@ from typing import Any, List, NoReturn, Sequence
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
 from tripy_flatir.logging import logger
+from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.storage import Storage
 from tripy_trace.trace import Trace, signature
 from tripy_frontend.compiler.results import ResultStorage
@@ -49,8 +50,10 @@ def evaluate(tensors: Sequence[Any]) -> None:
         _cannot_evaluate_traced(next(t for t in inputs if getattr(t.producer, "data", None) is None))
     results = executable(buffers)
     for t, buf in zip(outputs, results):
-        # ResultStorage holds its output weakly: no reference cycle, so dropping the tensor frees the buffer.
-        t.producer = ResultStorage(t, buf, tuple(buf.shape), t.dtype, t.device)
+        shape = t.shape
+        if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
+            shape = tuple(buf.shape)
+        t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
 
 
 def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> Any:

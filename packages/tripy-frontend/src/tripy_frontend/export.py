@@ -321,20 +321,25 @@ class _DtypeCheck:
         self.check = check
         self.entries = entries
         # (__name__ marks the generated functions as library code, which error reports skip.)
-        self.namespace: Dict[str, Any] = {"__name__": __name__, "_tripy_T": tensor_cls}
+        self.namespace: Dict[str, Any] = {"__name__": __name__, "_tripy_T": tensor_cls, "_tripy_N": _NUMBERS}
         for i, e in enumerate(entries):
             self.namespace[f"_tripy_A{i}"] = e[3]
         self.fast_condition: Optional[Callable[[List[str]], str]] = self.condition if simple else None
 
     def condition(self, exprs: List[str]) -> str:
-        parts = [f"type({x}) is _tripy_T" for x in exprs]
+        """The first argument of each dtype variable must be a tensor of an allowed dtype; later ones a
+        tensor of the same dtype, or a Python number (``x * 0.5``: numbers take the tensor's dtype, and
+        the full check passes them too)."""
+        parts = []
         first_of: Dict[str, str] = {}
         for i, (x, e) in enumerate(zip(exprs, self.entries)):
             var, allowed = e[2], e[3]
             if var in first_of:
-                parts.append(f"{x}.trace_tensor.dtype is {first_of[var]}.trace_tensor.dtype")
+                parts.append(f"(type({x}) is _tripy_T and {x}.trace_tensor.dtype is {first_of[var]}.trace_tensor.dtype"
+                             f" or type({x}) in _tripy_N)")
                 continue
             first_of[var] = x
+            parts.append(f"type({x}) is _tripy_T")
             if allowed is not None:
                 parts.append(f"{x}.trace_tensor.dtype in _tripy_A{i}")
         return " and ".join(parts)

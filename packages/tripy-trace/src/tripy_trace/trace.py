@@ -124,8 +124,8 @@ def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]
         index[n] = len(index)
         op = t.producer
         append(op.key_id())  # type: ignore[union-attr]
-        outs = op.outputs  # type: ignore[union-attr]
-        if len(outs) != 1:
+        outs = op._out  # type: ignore[union-attr]  # (a weak reference to the only output, or a list)
+        if type(outs) is list and len(outs) != 1:
             append(outs.index(t))  # (identity: TraceTensor does not define ==)
         if op.is_input:  # type: ignore[union-attr]
             program_inputs.append(t)

@@ -51,7 +51,7 @@ def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
         raise_error(f"Cannot combine a bool tensor with the Python number {value} in {what}.", _stack.capture(),
                     ["Cast the tensor to a numeric dtype first with tripy.cast()."])
     t = _new_tensor(Tensor)
-    t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device, _stack.capture())
+    t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device)
     return t
 
 

@@ -51,7 +51,8 @@ class BaseTraceOp:
 
     @outputs.setter
     def outputs(self, value: List[TraceTensor]) -> None:
-        self._out = list(value)
+        out: Any = list(value)  # (``_out``: a list, or a weak reference to the only output)
+        self._out = out
 
     @classmethod
     def make(cls, inputs: List[TraceTensor], stack_info: Any, num_outputs: int, attrs: Dict[str, Any]) -> TraceTensor:

@@ -19,6 +19,7 @@ from tripy_flatir.ops.and_ import AndOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp, intern_key
+from tripy_trace.tensor import TraceTensor
 
 
 class Kind(enum.Enum):
@@ -57,8 +58,25 @@ class BinaryElementwise(BaseTraceOp):
     def name(self) -> str:
         return self.kind.value[1]
 
-    # (Inference is written out rather than through the base class: it runs for every operator the user
-    # applies, on the eager hot path.)
+    # (Inference is written out in one method rather than through the base class: it runs for every
+    # operator the user applies, on the eager hot path. The infer_* methods below report mismatches.)
+    def infer(self, out: TraceTensor) -> None:
+        a, b = self.inputs
+        device = a.device
+        if b.device is not device:
+            self.infer_devices()
+        if a.dtype is not b.dtype:
+            self.infer_dtypes()
+        out.device = device
+        out.dtype = dtypes.bool if id(self.kind) in _COMPARISONS else a.dtype
+        a_shape, b_shape = a.shape, b.shape
+        if a_shape == b_shape or not b_shape:  # (a number next to a tensor is a rank-0 constant)
+            out.shape = a_shape
+        elif not a_shape:
+            out.shape = b_shape
+        else:
+            self.infer_shapes()
+
     def infer_devices(self) -> None:
         a, b = self.inputs
         device = a.device
@@ -90,7 +108,7 @@ class BinaryElementwise(BaseTraceOp):
         self.outputs[0].shape = shape
 
     def key_id(self) -> int:
-        if type(self) is BinaryElementwise and len(self.inputs) == 2 and len(self.outputs) == 1:
+        if type(self) is BinaryElementwise and type(self._out) is not list and len(self.inputs) == 2:
             return _KIND_KEY_IDS[id(self.kind)]
         return super().key_id()
 

@@ -23,27 +23,30 @@ class Constant(BaseTraceOp):
     _kid: ClassVar[Optional[int]] = None  # key_id(), where known when the op is made (see scalar())
 
     @classmethod
-    def scalar(cls, value: Any, dtype: Any, device: Any, stack_info: Any = None) -> TraceTensor:
-        """``Constant.make([], stack_info, 1, dict(value=np.asarray(value, dtype.numpy_dtype), dtype=dtype,
-        device=device))`` for a Python number, written out: operators put one in the graph for every
-        number the user combines with a tensor (``x * 0.5``), so the value's array and key are cached."""
+    def scalar(cls, value: Any, dtype: Any, device: Any) -> TraceTensor:
+        """A rank-0 constant of a Python number: operators put one in the graph for every number the user
+        combines with a tensor (``x * 0.5``). Equal numbers share one tensor (and its read-only array), so
+        after the first time this is one dict lookup. Sharing is safe: the tensor is a graph leaf that no
+        user holds (operators consume it), nothing changes it, and it carries no stack info, since where a
+        number was first used says nothing about the line an error report is about."""
         cache_key = (type(value), value, dtype, device.kind, device.index)
-        entry = _SCALARS.get(cache_key)
-        op = cls([], entry[0] if entry is not None else np.asarray(value, dtype=dtype.numpy_dtype), dtype, device)
-        out = TraceTensor(op, stack_info)
+        out = _SCALARS.get(cache_key)
+        if out is not None:
+            return out
+        array = np.asarray(value, dtype=dtype.numpy_dtype)
+        array.flags.writeable = False
+        op = cls([], array, dtype, device)
+        out = TraceTensor(op, None)
         out.shape = ()
         out.dtype = dtype
         out.device = device
         op._out = _weak(out)
-        if entry is None:
-            op.value.flags.writeable = False
-            entry = (op.value, BaseTraceOp.key_id(op))
-            # Equal numbers that are different constants are not cached: -0.0 and 0.0; NaNs never match.
-            if type(value) in (int, bool) or (value == value and value != 0):
-                if len(_SCALARS) >= _MAX_SCALARS:
-                    _SCALARS.clear()
-                _SCALARS[cache_key] = entry
-        op._kid = entry[1]  # type: ignore[misc]
+        op._kid = BaseTraceOp.key_id(op)  # type: ignore[misc]
+        # Equal numbers that are different constants are not shared: -0.0 and 0.0; NaNs never match.
+        if type(value) in (int, bool) or (value == value and value != 0):
+            if len(_SCALARS) >= _MAX_SCALARS:
+                _SCALARS.clear()
+            _SCALARS[cache_key] = out
         return out
 
     def infer_devices(self) -> None:
@@ -71,8 +74,7 @@ class Constant(BaseTraceOp):
         ConstantOp.build([], outputs, data=np.asarray(self.value, dtype=self.dtype.numpy_dtype))
 
 
-# (type, value, dtype, device kind, device index) of a Python number -> (its read-only array, the key id
-# of a rank-0 constant of it).
-_SCALARS: Dict[Tuple[Any, ...], Tuple[np.ndarray, int]] = {}
+# (type, value, dtype, device kind, device index) of a Python number -> the rank-0 constant of it.
+_SCALARS: Dict[Tuple[Any, ...], TraceTensor] = {}
 _MAX_SCALARS = 4096
 _weak = weakref.ref

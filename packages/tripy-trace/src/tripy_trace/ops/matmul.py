@@ -11,12 +11,27 @@ from tripy_flatir.ops.dot_general import DotOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp, intern_key
+from tripy_trace.tensor import TraceTensor
 
 
 @dataclasses.dataclass(repr=False, eq=False)
 class MatrixMultiply(BaseTraceOp):
     __slots__ = ()
     display_name = "'@' (matrix multiplication)"
+
+    def infer(self, out: TraceTensor) -> None:
+        a, b = self.inputs
+        if a.device is not b.device:
+            self.infer_devices()
+        if a.dtype is not b.dtype:
+            self.infer_dtypes()
+        out.device = a.device
+        out.dtype = a.dtype
+        a_shape, b_shape = a.shape, b.shape
+        if len(a_shape) == 2 and len(b_shape) == 2 and a_shape[1] == b_shape[0] != DYNAMIC:  # (the common case)
+            out.shape = (a_shape[0], b_shape[1])
+        else:
+            self.infer_shapes()
 
     def infer_shapes(self) -> None:
         a, b = self.inputs
@@ -43,7 +58,7 @@ class MatrixMultiply(BaseTraceOp):
         self.outputs[0].shape = tuple(shape)
 
     def key_id(self) -> int:
-        if type(self) is MatrixMultiply and len(self.inputs) == 2 and len(self.outputs) == 1:
+        if type(self) is MatrixMultiply and type(self._out) is not list and len(self.inputs) == 2:
             return _KEY_ID  # (no attributes: one id for every two-input matrix multiplication)
         return super().key_id()
 

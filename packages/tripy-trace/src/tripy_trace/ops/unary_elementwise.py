@@ -9,6 +9,7 @@ from typing import List
 from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace.ops.base import BaseTraceOp, intern_key
+from tripy_trace.tensor import TraceTensor
 
 
 class Kind(enum.Enum):
@@ -47,6 +48,12 @@ class UnaryElementwise(BaseTraceOp):
 
     # (Inference is written out rather than through the base class: it runs for every elementwise
     # function the user calls, on the eager hot path.)
+    def infer(self, out: TraceTensor) -> None:
+        x = self.inputs[0]
+        out.device = x.device
+        out.dtype = dtypes.bool if self.kind is _ISFINITE else x.dtype
+        out.shape = x.shape
+
     def infer_devices(self) -> None:
         self.outputs[0].device = self.inputs[0].device
 
@@ -57,7 +64,7 @@ class UnaryElementwise(BaseTraceOp):
         self.outputs[0].shape = self.inputs[0].shape
 
     def key_id(self) -> int:
-        if type(self) is UnaryElementwise and len(self.inputs) == 1 and len(self.outputs) == 1:
+        if type(self) is UnaryElementwise and type(self._out) is not list and len(self.inputs) == 1:
             return _KIND_KEY_IDS[id(self.kind)]
         return super().key_id()
 
@@ -67,6 +74,7 @@ class UnaryElementwise(BaseTraceOp):
         getattr(flat_ops, self.kind.value).build(inputs, outputs)
 
 
+_ISFINITE = Kind.ISFINITE
 # id(kind) -> the interned key of a one-input UnaryElementwise of that kind (what BaseTraceOp.key_id would
 # compute, without hashing the enum in Python on every evaluation).
 _KIND_KEY_IDS = {id(k): intern_key(((UnaryElementwise, (k,)), 1, 1)) for k in Kind}
