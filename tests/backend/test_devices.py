@@ -66,3 +66,16 @@ def test_gpu_round_trip():
 
     x = tp.Tensor(np.arange(4, dtype=np.float32), device=tp.device("gpu"))
     assert (tp.tanh(x) * 2).tolist() == pytest.approx(list(np.tanh(np.arange(4)) * 2), rel=1e-5)
+
+
+def test_xla_cpu_runtime_follows_the_level_unless_the_environment_says(monkeypatch):
+    from tripy_backend import _xla
+
+    classic = ("xla_cpu_use_thunk_runtime", False)
+    monkeypatch.delenv("TRIPY_XLA_CPU_RUNTIME", raising=False)
+    assert _xla.compile_option_overrides("cpu", 3) == [] and classic in _xla.compile_option_overrides("cpu", 4)
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "thunk")
+    assert _xla.compile_option_overrides("cpu", 5) == []
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "classic")
+    assert classic in _xla.compile_option_overrides("cpu", 0)
+    assert _xla.compile_option_overrides("cuda", 5) == []

@@ -120,3 +120,32 @@ def test_dlpack_export_shares_the_result():
     assert t.__dlpack_device__()[1] == 0
     with pytest.raises(Exception):
         t.__dlpack__(dl_device=(2, 0))  # a CUDA device: not where the data is
+
+
+def test_eager_programs_use_the_eager_optimization_level():
+    x = _data(40, (4, 4))
+    out = tp.Tensor(x) @ tp.Tensor(x) + 1.0
+    np.testing.assert_allclose(np.from_dlpack(out), x @ x + 1.0, rtol=1e-5)
+    programs = list(eager.PROGRAM_CACHE._items.values())
+    assert programs and programs[-1].optimization_level == eager.EAGER_OPTIMIZATION_LEVEL == 4
+
+
+def test_results_are_freed_without_the_cycle_collector():
+    """Single-output ops hold their output weakly: dropping a result frees its graph and buffer at once."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        a = tp.Tensor(_data(41))
+        mid = tp.tanh(a * 2.0)
+        intermediate = weakref.ref(mid.trace_tensor)
+        out = mid + a
+        del mid
+        out.eval()
+        assert intermediate() is None  # the graph that computed out is gone as soon as its value replaced it
+        result = weakref.ref(out.trace_tensor)
+        del out
+        assert result() is None  # and the result (with its storage and buffer) as soon as the tensor goes
+    finally:
+        gc.enable()

@@ -16,6 +16,11 @@ from tripy_frontend.compiler.results import ResultStorage
 
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
+# The optimization level eager programs are compiled at (see ``tripy.compile``). 4: on XLA:CPU, the classic
+# runtime, which runs the small programs eager code makes ~3x faster than XLA's default runtime (the
+# benchmark's 64x64 matmul + 9 elementwise ops: 19 us instead of 65 us) and compiles them as fast.
+EAGER_OPTIMIZATION_LEVEL = 4
+
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 
 
@@ -68,7 +73,8 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
         return cached
     device = trace.outputs[0].device
     flat, module = lower(trace)
-    executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report)
+    executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report,
+                                 optimization_level=EAGER_OPTIMIZATION_LEVEL)
     PROGRAM_CACHE.put(key, executable)
     logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
     return executable
