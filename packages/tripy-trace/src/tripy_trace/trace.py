@@ -26,7 +26,7 @@ class Trace:
         """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data).
         ``signature(outputs)``'s key, then the order of the inputs (see ``signature``)."""
         key, _, index = _signature(self.outputs)
-        return key + (None,) + tuple([index.get(t.number, -1) for t in self.inputs])
+        return key + (None,) + tuple([index.get(t, -1) for t in self.inputs])
 
     def __str__(self) -> str:
         lines = [str(op) for op in self.ops]
@@ -107,21 +107,20 @@ def signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]]
     return key, inputs
 
 
-def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor], Dict[int, int]]:
-    index: Dict[int, int] = {}  # tensor number -> its number in the key
+def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor], Dict[TraceTensor, int]]:
+    index: Dict[TraceTensor, int] = {}  # tensor (hashed by identity) -> its number in the key
     parts: List[int] = []
     append = parts.append
     program_inputs: List[TraceTensor] = []
-    stack = list(reversed(outputs))
+    stack = list(outputs)[::-1]
     pop = stack.pop
     while stack:
         t = pop()
-        n = t.number
-        k = index.get(n)
+        k = index.get(t)
         if k is not None:
             append(-1 - k)
             continue
-        index[n] = len(index)
+        index[t] = len(index)
         op = t.producer
         append(op.key_id())  # type: ignore[union-attr]
         outs = op._out  # type: ignore[union-attr]  # (a weak reference to the only output, or a list)
@@ -131,7 +130,5 @@ def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]
             program_inputs.append(t)
         inputs = op.inputs  # type: ignore[union-attr]
         if inputs:
-            stack += reversed(inputs)
+            stack += inputs[::-1]
     return tuple(parts), program_inputs, index
-
-
