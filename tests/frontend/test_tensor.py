@@ -161,3 +161,16 @@ def test_did_you_mean():
         tp.ones((1,)).tanh
     with pytest.raises(AttributeError, match="Did you mean: 'tripy.tanh'"):
         tp.tahn
+
+
+def test_dlpack_both_ways_with_jax_arrays():
+    """tripy's CPU client is its own (it runs programs in the calling thread); arrays still cross to and
+    from jax's through DLPack, and the result stays valid after the tripy tensor is gone."""
+    import jax.numpy as jnp
+
+    j = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    t = tp.Tensor(j) * 2.0
+    assert t.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    back = jnp.from_dlpack(t)
+    del t
+    np.testing.assert_array_equal(np.asarray(back + 1), np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
