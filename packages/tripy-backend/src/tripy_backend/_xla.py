@@ -79,13 +79,15 @@ def compile_option_overrides(platform: str, optimization_level: int = 3) -> list
     persistent cache's key.
 
     On XLA:CPU, ``optimization_level`` 4 and 5 compile for XLA's classic CPU runtime (one compiled
-    function per program, matrix products through optimized GEMM kernels; without excess precision), 0-3
-    for the thunk runtime (XLA's default, one call per kernel). In our measurements the classic runtime
-    runs small programs ~3x faster (less per-kernel dispatch) and GPT-2 ~2.4x faster, compiles small
-    programs as fast, and compiles large ones ~1.6x longer (GPT-2: 6.5 s instead of 4 s). Eager
-    evaluation uses level 4; ``tp.compile`` defaults to 3. ``TRIPY_XLA_CPU_RUNTIME=classic`` or ``=thunk``
-    picks the runtime for every compilation. XNNPACK dots (``xla_cpu_use_xnnpack``) were measured too,
-    and were not faster on float32 matmuls.
+    function per program; matrix products and convolutions rewritten to oneDNN calls; without excess
+    precision), 0-3 for the thunk runtime (XLA's default: one call per kernel, Eigen for dots). In our
+    measurements the classic runtime runs small programs ~3x faster (less per-kernel dispatch), GPT-2
+    ~2.4x faster (oneDNN matmuls: with Eigen dots it is no faster than the thunk runtime) and a 1024x1024
+    matmul ~1.07x faster; it compiles small programs as fast and large ones ~1.6x longer (GPT-2: 6.5 s
+    instead of 4 s). Some matmul shapes are slower with oneDNN (e.g. 512x512x512 ~0.75x). Eager evaluation
+    uses level 4; ``tp.compile`` defaults to 3. ``TRIPY_XLA_CPU_RUNTIME=classic`` or ``=thunk`` picks
+    the runtime for every compilation. XNNPACK dots (``xla_cpu_use_xnnpack``) match oneDNN on a 1024x1024
+    matmul but work with the thunk runtime only, which loses on everything else.
     """
     import os
 
