@@ -149,3 +149,24 @@ def test_results_are_freed_without_the_cycle_collector():
         assert result() is None  # and the result (with its storage and buffer) as soon as the tensor goes
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("setting", ["0", "1"])
+def test_cpu_dispatch_in_the_calling_thread_or_asynchronous(setting):
+    """TRIPY_CPU_ASYNC_DISPATCH picks how tripy's CPU client runs programs; results are the same either way
+    (a new process: the client is made once per process)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, tripy as tp\n"
+            "from tripy_backend import _xla\n"
+            "x = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
+            "out = [np.from_dlpack(tp.tanh(tp.Tensor(x) @ tp.Tensor(x.T) * 0.01) + i).copy() for i in range(3)]\n"
+            "expected = [np.tanh(x @ x.T * 0.01) + i for i in range(3)]\n"
+            "assert all(np.allclose(o, e, atol=1e-6) for o, e in zip(out, expected))\n"
+            "print(_xla.cpu_dispatch_is_async())\n")
+    env = dict(os.environ, TRIPY_CPU_ASYNC_DISPATCH=setting)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("True" if setting == "1" else "False")
