@@ -7,7 +7,7 @@ for tripy and JAX alike (nothing is constant-folded). Outputs are cross-checked 
 
     python benchmarks/gpt2_forward.py                      # GPT-2 small, batch 1, sequence 128, float32
     python benchmarks/gpt2_forward.py --seq 64 --iters 10
-    python benchmarks/gpt2_forward.py --classic-runtime    # also jax.jit compiled for XLA:CPU's classic runtime
+    python benchmarks/gpt2_forward.py --classic-runtime    # also jax.jit compiled with tripy's XLA options
 
 The contenders are timed interleaved (one call of each per round) so that load from other processes
 affects all alike. Prints the median latency of each, its throughput in tokens/s, and tripy's speed
@@ -32,26 +32,31 @@ import reference  # noqa: E402
 from model import GPT, GPTConfig, random_state_dict  # noqa: E402
 
 
-def measure(runs: Dict[str, Callable[[], Any]], warmup: int, iters: int) -> Dict[str, List[float]]:
+def measure(runs: Dict[str, Callable[[], Any]], warmup: int, iters: int, settle: float = 0.1) -> Dict[str, List[float]]:
     """Time every contender `iters` times, interleaved (one call of each per round), so that load from
-    other processes on the machine affects all of them alike."""
+    other processes on the machine affects all of them alike. Each call starts `settle` seconds after the
+    previous one: thread pools (OpenBLAS's, XLA's) spin for a while after their work, and on a 2-core
+    machine they would take a core from whichever contender runs next (up to 25% of its time)."""
     for run in runs.values():
         for _ in range(warmup):
             run()
     times: Dict[str, List[float]] = {name: [] for name in runs}
     for _ in range(iters):
         for name, run in runs.items():
+            time.sleep(settle)
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
     return times
 
 
-# XLA:CPU's classic runtime (instead of the thunk runtime that is the default in jaxlib 0.6): matrix
-# products go to oneDNN. Excess precision is disallowed so that quantize-dequantize round trips stay;
-# XNNPACK fusions need the thunk runtime, so they are off.
+# The XLA options tripy compiles with (tripy_backend._xla.compile_option_overrides), for jax.jit: XLA:CPU's
+# classic runtime (instead of the thunk runtime that is the default in jaxlib 0.6), whose matrix products go
+# to oneDNN; excess precision disallowed; XNNPACK fusions need the thunk runtime, so they are off. tripy's
+# levels 0-3 (the default 3) also generate code with LLVM -O2; 4-5 keep XLA's -O3.
 CLASSIC_RUNTIME = {"xla_cpu_use_thunk_runtime": False, "xla_allow_excess_precision": False,
                    "xla_cpu_use_xnnpack": False}
+TRIPY_DEFAULT_OPTIONS = dict(CLASSIC_RUNTIME, xla_backend_optimization_level=2)
 
 
 def tripy_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray,
@@ -61,7 +66,7 @@ def tripy_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.nda
     model = GPT(config)
     model.load_state_dict(state)
     start = time.perf_counter()
-    # optimization_level 4-5 compiles for XLA:CPU's classic runtime (the same options as CLASSIC_RUNTIME).
+    # (XLA options: TRIPY_DEFAULT_OPTIONS at levels 0-3, CLASSIC_RUNTIME at 4-5.)
     exe = tp.compile(model, optimization_level=optimization_level, args=[tp.InputInfo(idx.shape, tp.int32)])
     print(f"  tripy (optimization_level={optimization_level}): compiled in {time.perf_counter() - start:.1f} s")
     x = tp.Tensor(idx)
@@ -146,7 +151,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--skip", default="", help="comma-separated contenders to skip (tripy,jax,numpy,torch)")
     parser.add_argument("--classic-runtime", action="store_true",
-                        help="also run tripy and jax.jit compiled for XLA:CPU's classic runtime (oneDNN matmuls)")
+                        help="also run jax.jit compiled with the XLA options tripy uses at level 3 and at level 5")
     args = parser.parse_args()
 
     config = GPTConfig(n_layer=args.layers)
@@ -160,7 +165,8 @@ def main() -> None:
         ("tripy", tripy_contender), ("tripy[O5]", lambda s, c, i: tripy_contender(s, c, i, optimization_level=5)),
         ("jax.jit", jax_contender), ("numpy", numpy_contender), ("pytorch", torch_contender)]
     if args.classic_runtime:
-        makers[3:3] = [("jax[classic]", lambda s, c, i: jax_contender(s, c, i, xla_options=CLASSIC_RUNTIME))]
+        makers[3:3] = [("jax[=tripy]", lambda s, c, i: jax_contender(s, c, i, xla_options=TRIPY_DEFAULT_OPTIONS)),
+                       ("jax[=O5]", lambda s, c, i: jax_contender(s, c, i, xla_options=CLASSIC_RUNTIME))]
     runs: Dict[str, Callable[[], Any]] = {}
     outputs: Dict[str, np.ndarray] = {}
     for name, make in makers:
@@ -187,12 +193,13 @@ def main() -> None:
     for name, t in results.items():
         ratio = f"{t / results['tripy']:.2f}x" if "tripy" in results else "-"
         print(f"{name:<15} {t * 1e3:>10.1f} {min(times[name]) * 1e3:>8.1f} {tokens / t:>10.0f} {ratio:>18}")
-    if "tripy[O5]" in results:
+    if "tripy" in results and "jax.jit" in results:
         best = min((t, n) for n, t in results.items() if not n.startswith("tripy"))
-        print(f"\ntripy at optimization_level=5 vs jax.jit (JAX's defaults): {results['jax.jit'] / results['tripy[O5]']:.2f}x; "
-              f"vs the fastest peer ({best[1]}): {best[0] / results['tripy[O5]']:.2f}x")
-    if "tripy[O5]" in results and "jax[classic]" in results:
-        print(f"same XLA options on both sides: tripy[O5] vs jax[classic]: {results['jax[classic]'] / results['tripy[O5]']:.2f}x")
+        print(f"\ntripy (defaults) vs jax.jit (JAX's defaults): {results['jax.jit'] / results['tripy']:.2f}x; "
+              f"vs the fastest peer ({best[1]}): {best[0] / results['tripy']:.2f}x")
+    for mine, theirs in (("tripy", "jax[=tripy]"), ("tripy[O5]", "jax[=O5]")):
+        if mine in results and theirs in results:
+            print(f"same XLA options on both sides: {mine} vs {theirs}: {results[theirs] / results[mine]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -68,14 +68,17 @@ def test_gpu_round_trip():
     assert (tp.tanh(x) * 2).tolist() == pytest.approx(list(np.tanh(np.arange(4)) * 2), rel=1e-5)
 
 
-def test_xla_cpu_runtime_follows_the_level_unless_the_environment_says(monkeypatch):
+def test_xla_cpu_options_follow_the_level_unless_the_environment_says(monkeypatch):
     from tripy_backend import _xla
 
     classic = ("xla_cpu_use_thunk_runtime", False)
+    llvm_o2 = ("xla_backend_optimization_level", 2)
     monkeypatch.delenv("TRIPY_XLA_CPU_RUNTIME", raising=False)
-    assert _xla.compile_option_overrides("cpu", 3) == [] and classic in _xla.compile_option_overrides("cpu", 4)
-    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "thunk")
-    assert _xla.compile_option_overrides("cpu", 5) == []
+    for level in range(6):
+        options = _xla.compile_option_overrides("cpu", level)
+        assert classic in options and (llvm_o2 in options) == (level <= 3)
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "thunk")  # XLA's own defaults, as jax.jit uses them
+    assert _xla.compile_option_overrides("cpu", 3) == _xla.compile_option_overrides("cpu", 5) == []
     monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "classic")
-    assert classic in _xla.compile_option_overrides("cpu", 0)
+    assert llvm_o2 in _xla.compile_option_overrides("cpu", 0)
     assert _xla.compile_option_overrides("cuda", 5) == []

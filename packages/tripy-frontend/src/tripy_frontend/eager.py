@@ -16,10 +16,9 @@ from tripy_frontend.compiler.results import ResultStorage
 
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
-# The optimization level eager programs are compiled at (see ``tripy.compile``). 4: on XLA:CPU, the classic
-# runtime, which runs the small programs eager code makes ~3x faster than XLA's default runtime (the
-# benchmark's 64x64 matmul + 9 elementwise ops: 19 us instead of 65 us) and compiles them as fast.
-EAGER_OPTIMIZATION_LEVEL = 4
+# The optimization level eager programs are compiled at: tripy.compile's default (see
+# tripy_backend._xla.compile_option_overrides for what it means on XLA:CPU).
+EAGER_OPTIMIZATION_LEVEL = 3
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 
