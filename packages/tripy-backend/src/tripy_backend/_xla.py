@@ -95,7 +95,7 @@ def compile_option_overrides(platform: str, optimization_level: int = 3) -> list
 
     if platform != "cpu" or os.environ.get("TRIPY_XLA_CPU_RUNTIME", "classic") == "thunk":
         return []
-    options = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
+    options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
         options.append(("xla_backend_optimization_level", 2))
     return options
