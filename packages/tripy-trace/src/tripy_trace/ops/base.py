@@ -20,8 +20,8 @@ from tripy_trace.tensor import TraceTensor
 
 @dataclasses.dataclass(repr=False, eq=False)
 class BaseTraceOp:
-    """Fields: ``inputs`` (the only dataclass field here), then each op's attributes. ``outputs`` is set
-    once the outputs exist (``build``)."""
+    """Fields: ``inputs`` (the only dataclass field here), then each op's attributes. ``outputs`` are made
+    with the op (``make`` / ``build``)."""
 
     # Slots for the fields (no per-op __dict__) on the classes the eager hot path builds most; subclasses
     # that declare no __slots__ get a __dict__ as usual.
