@@ -58,12 +58,12 @@ class BinaryElementwise(BaseTraceOp):
     def name(self) -> str:
         return self.kind.value[1]
 
-    # (Inference is written out in one method rather than through the base class: it runs for every
-    # operator the user applies, on the eager hot path. The infer_* methods below report mismatches.)
+    # (Inference is written out in one method: it runs for every operator the user applies, on the eager
+    # hot path. Mismatches go to the base class's checks, which report them.)
     def infer(self, out: TraceTensor) -> None:
         a, b = self.inputs
         device = a.device
-        if b.device is not device:
+        if b.device is not device:  # (equal devices need not be the same object)
             self.infer_devices()
         if a.dtype is not b.dtype:
             self.infer_dtypes()
@@ -75,37 +75,13 @@ class BinaryElementwise(BaseTraceOp):
         elif not a_shape:
             out.shape = b_shape
         else:
-            self.infer_shapes()
-
-    def infer_devices(self) -> None:
-        a, b = self.inputs
-        device = a.device
-        if b.device is not device and b.device != device:
-            super().infer_devices()  # reports the mismatch
-        self.outputs[0].device = device
-
-    def infer_dtypes(self) -> None:
-        a, b = self.inputs
-        if a.dtype is not b.dtype:
-            super().infer_dtypes()  # reports the mismatch
-        self.outputs[0].dtype = dtypes.bool if id(self.kind) in _COMPARISONS else a.dtype
-
-    def infer_shapes(self) -> None:
-        a, b = self.inputs
-        a_shape, b_shape = a.shape, b.shape
-        if a_shape == b_shape or not b_shape:  # (a number next to a tensor is a rank-0 constant)
-            self.outputs[0].shape = a_shape
-            return
-        if not a_shape:
-            self.outputs[0].shape = b_shape
-            return
-        shape = lowering.broadcast_shape(a_shape, b_shape)
-        if shape is None:
-            self.raise_error(
-                f"Shapes of the operands of {self.name()} are not compatible for broadcasting: "
-                f"{list(a.shape)} and {list(b.shape)}.",
-                ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."])
-        self.outputs[0].shape = shape
+            shape = lowering.broadcast_shape(a_shape, b_shape)
+            if shape is None:
+                self.raise_error(
+                    f"Shapes of the operands of {self.name()} are not compatible for broadcasting: "
+                    f"{list(a_shape)} and {list(b_shape)}.",
+                    ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."])
+            out.shape = shape
 
     def key_id(self) -> int:
         if type(self) is BinaryElementwise and type(self._out) is not list and len(self.inputs) == 2:

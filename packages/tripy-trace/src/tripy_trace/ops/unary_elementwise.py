@@ -46,22 +46,12 @@ class UnaryElementwise(BaseTraceOp):
     def name(self) -> str:
         return f"tripy.{self.kind.name.lower()}"
 
-    # (Inference is written out rather than through the base class: it runs for every elementwise
-    # function the user calls, on the eager hot path.)
+    # (Inference in one method: it runs for every elementwise function the user calls, on the eager hot path.)
     def infer(self, out: TraceTensor) -> None:
         x = self.inputs[0]
         out.device = x.device
         out.dtype = dtypes.bool if self.kind is _ISFINITE else x.dtype
         out.shape = x.shape
-
-    def infer_devices(self) -> None:
-        self.outputs[0].device = self.inputs[0].device
-
-    def infer_dtypes(self) -> None:
-        self.outputs[0].dtype = dtypes.bool if self.kind is Kind.ISFINITE else self.inputs[0].dtype
-
-    def infer_shapes(self) -> None:
-        self.outputs[0].shape = self.inputs[0].shape
 
     def key_id(self) -> int:
         if type(self) is UnaryElementwise and type(self._out) is not list and len(self.inputs) == 1:
