@@ -26,13 +26,15 @@ class TraceTensor:
 
     __slots__ = ("number", "_name", "producer", "shape", "dtype", "device", "stack_info", "__weakref__")
 
-    def __init__(self, producer: Optional["BaseTraceOp"], stack_info: Optional["StackInfo"] = None) -> None:
+    def __init__(self, producer: Optional["BaseTraceOp"], stack_info: Optional["StackInfo"] = None,
+                 shape: Tuple[int, ...] = (), dtype: Optional[DType] = None, device: Optional[Device] = None) -> None:
+        """`shape`, `dtype`, `device`: where known when the tensor is made; otherwise inference sets them."""
         self.number = next(_ids)
         self._name: Optional[str] = None  # "t<number>" unless set (made when first asked for)
         self.producer = producer
-        self.shape: Tuple[int, ...] = ()
-        self.dtype: DType = None  # type: ignore[assignment]  # set by inference
-        self.device: Device = None  # type: ignore[assignment]
+        self.shape = shape
+        self.dtype: DType = dtype  # type: ignore[assignment]
+        self.device: Device = device  # type: ignore[assignment]
         self.stack_info = stack_info
 
     @property

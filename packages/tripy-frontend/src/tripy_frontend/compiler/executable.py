@@ -177,11 +177,8 @@ class Executable:
         device = self._device
         outs = []
         for buf, shape, (dt, _) in zip(results, out_shapes, self._outputs):
-            tt = TraceTensor(None, info)
+            tt = TraceTensor(None, info, shape, dt, device)
             tt.producer = ResultStorage(tt, buf, shape, dt, device)
-            tt.shape = shape
-            tt.dtype = dt
-            tt.device = device
             out = _new_tensor(Tensor)
             out.trace_tensor = tt
             outs.append(out)

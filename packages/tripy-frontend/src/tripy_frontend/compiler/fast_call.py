@@ -70,12 +70,9 @@ def make_fast_call(input_dtypes: Sequence[dtypes.dtype], output_dtypes: Sequence
     body.append("    if site is None:")
     body.append("        site = call_site(frame)")
     for j in range(m):
-        body += [f"    tt{j} = TraceTensor(None, site)",
-                 f"    s{j} = shapes[{j}]",
+        body += [f"    s{j} = shapes[{j}]",
+                 f"    tt{j} = TraceTensor(None, site, s{j}, o{j}, device)",
                  f"    tt{j}.producer = ResultStorage(tt{j}, results[{j}], s{j}, o{j}, device)",
-                 f"    tt{j}.shape = s{j}",
-                 f"    tt{j}.dtype = o{j}",
-                 f"    tt{j}.device = device",
                  f"    r{j} = new_tensor(Tensor)",
                  f"    r{j}.trace_tensor = tt{j}"]
     body.append("    return (" + "".join(f"r{j}, " for j in range(m)) + ")" if returns_tuple else "    return r0")

@@ -36,10 +36,7 @@ class Constant(BaseTraceOp):
         array = np.asarray(value, dtype=dtype.numpy_dtype)
         array.flags.writeable = False
         op = cls([], array, dtype, device)
-        out = TraceTensor(op, None)
-        out.shape = ()
-        out.dtype = dtype
-        out.device = device
+        out = TraceTensor(op, None, (), dtype, device)
         op._out = _weak(out)
         op._kid = BaseTraceOp.key_id(op)  # type: ignore[misc]
         # Equal numbers that are different constants are not shared: -0.0 and 0.0; NaNs never match.

@@ -26,10 +26,7 @@ class Storage(BaseTraceOp):
         """``Storage.make([], stack_info, 1, dict(data=..., shape=..., dtype=..., device=...))``, written out:
         every tensor made from user data is one."""
         op = cls([], data, shape, dtype, device)
-        out = TraceTensor(op, stack_info)
-        out.shape = tuple(shape)
-        out.dtype = dtype
-        out.device = device
+        out = TraceTensor(op, stack_info, tuple(shape), dtype, device)
         op._out = _weak(out)
         return out
 
