@@ -20,35 +20,30 @@ import numpy as np
 
 
 # The same 10 ops on both sides: add, mul, tanh, sub, exp, div, maximum, mul, sqrt, add (inputs are
-# positive, so every step is defined).
+# positive, so every step is defined). `lib` is tripy or jax.numpy.
+def expression(x: Any, y: Any, lib: Any) -> Any:
+    a = x + y
+    b = a * x
+    c = lib.tanh(b)
+    d = c - y
+    e = lib.exp(d)
+    f = e / x
+    g = lib.maximum(f, y)
+    h = g * 0.5
+    i = lib.sqrt(h)
+    return i + 1.0
+
+
 def tripy_fn(x: Any, y: Any) -> Any:
     import tripy as tp
 
-    a = x + y
-    b = a * x
-    c = tp.tanh(b)
-    d = c - y
-    e = tp.exp(d)
-    f = e / x
-    g = tp.maximum(f, y)
-    h = g * 0.5
-    i = tp.sqrt(h)
-    return i + 1.0
+    return expression(x, y, tp)
 
 
 def jax_fn(x: Any, y: Any) -> Any:
     import jax.numpy as jnp
 
-    a = x + y
-    b = a * x
-    c = jnp.tanh(b)
-    d = c - y
-    e = jnp.exp(d)
-    f = e / x
-    g = jnp.maximum(f, y)
-    h = g * 0.5
-    i = jnp.sqrt(h)
-    return i + 1.0
+    return expression(x, y, jnp)
 
 
 def per_call_us(call: Callable[[], Any], calls: int) -> float:
