@@ -1,7 +1,6 @@
 """tp.Module and tp.Sequential: registration, names, state dicts, loading and its errors."""
 
 import inspect
-import textwrap
 
 import numpy as np
 import pytest
@@ -231,27 +230,3 @@ def test_initialize_dummy_parameters_and_repr():
         assert isinstance(p, tp.Tensor) and np.all(np.from_dlpack(p) > 0)  # variances stay positive
     text = repr(Net())
     assert "h: Sequential(" in text and "weight: Parameter(shape=[3, 4], dtype=float32, not set)" in text
-
-
-def _examples(doc):
-    blocks, lines, i = [], doc.splitlines(), 0
-    while i < len(lines):
-        if lines[i].strip() == ".. code-block:: python":
-            indent, body = len(lines[i]) - len(lines[i].lstrip()), []
-            i += 1
-            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
-                body.append(lines[i])
-                i += 1
-            blocks.append(textwrap.dedent("\n".join(body)))
-        else:
-            i += 1
-    return blocks
-
-
-@pytest.mark.parametrize("method", ["named_parameters", "named_children", "state_dict", "load_state_dict",
-                                    "initialize_dummy_parameters"])
-def test_method_docstring_examples(method):
-    examples = _examples(inspect.getdoc(getattr(tp.Module, method)))
-    assert examples
-    for code in examples:
-        exec(compile(code, "<docstring>", "exec"), {"tp": tp, "np": np})
