@@ -49,6 +49,14 @@ def test_data_is_copied_so_later_host_writes_do_not_leak_in():
     t = tp.Tensor(a)
     a[:] = 5
     assert t.tolist() == [0.0, 0.0, 0.0]
+    # Arrays aligned the way the CPU runtime could alias (64 bytes) are copied too, whatever their size.
+    for n in (3, 16, 1024, 4096):
+        raw = np.zeros(n + 16, np.float32)
+        start = (-raw.ctypes.data % 64) // 4
+        aligned = raw[start:start + n]
+        t = tp.Tensor(aligned)
+        aligned[:] = 5
+        assert not np.from_dlpack(t).any(), f"{n} elements: the tensor shares the array's memory"
 
 
 def test_ops_are_lazy_until_used():

@@ -115,15 +115,21 @@ def execute(executable: Any, buffers: Sequence[Any]) -> list:
 
 
 def to_device(array: np.ndarray, platform: str, index: int) -> Any:
+    """A new device buffer with a copy of `array`. (Always a copy: by default the CPU client aliases a
+    suitably aligned host array, and the user's later writes to it would change the tensor.)"""
     target = _put_targets.get((platform, index))
     if target is None:
-        target = _put_targets[(platform, index)] = (client(platform).buffer_from_pyval, device_handle(platform, index))
-    put, dev = target
-    return put(array, dev)
+        import jaxlib._jax as jx
+
+        target = _put_targets[(platform, index)] = (client(platform).buffer_from_pyval, device_handle(platform, index),
+                                                     jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+    put, dev, copy = target
+    return put(array, dev, False, copy)
 
 
-# (platform, device index) -> (the client's buffer_from_pyval, the device): an upload looks up neither.
-_put_targets: Dict[Tuple[str, int], Tuple[Any, Any]] = {}
+# (platform, device index) -> (the client's buffer_from_pyval, the device, the copying semantics): an upload
+# looks up none of them.
+_put_targets: Dict[Tuple[str, int], Tuple[Any, Any, Any]] = {}
 
 
 def cpu_dlpack(buffer: Any) -> Any:
