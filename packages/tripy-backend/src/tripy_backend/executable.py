@@ -60,7 +60,7 @@ class Executable:
                                      optimization_level=self.optimization_level)
         except Exception as e:  # compiler errors: map back to user code
             raise self._error(f"{compiler_name(self.device)} failed to compile the program", e) from None
-        logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
+        logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
         return exe
 
     def _specialize(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:

@@ -25,13 +25,13 @@ _IR_TOPICS = ("trace", "flat_ir", "mlir")
 
 def lower(trace: Trace) -> tuple:
     """Trace -> (FlatIR function, verified MLIR module), logging each IR when asked to."""
-    logger.log("trace", lambda: f"==== Trace IR ====\n{trace}\n")
+    logger.log(lambda: f"==== Trace IR ====\n{trace}\n", "trace")
     start = time.perf_counter()
     flat = trace.to_flat_ir()
-    logger.log("flat_ir", lambda: f"==== Flat IR ====\n{flat}\n")
+    logger.log(lambda: f"==== Flat IR ====\n{flat}\n", "flat_ir")
     module = flat.to_mlir()
-    logger.log("mlir", lambda: f"==== MLIR ====\n{module}")
-    logger.log("timing", lambda: f"lowered in {time.perf_counter() - start:.4f} s")
+    logger.log(lambda: f"==== MLIR ====\n{module}", "mlir")
+    logger.log(lambda: f"lowered in {time.perf_counter() - start:.4f} s", "timing")
     return flat, module
 
 
@@ -47,7 +47,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
     if executable is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
         executable = _compile(outputs, inputs, key, executable)
     else:
-        logger.log("cache", "program cache hit")
+        logger.log("program cache hit", "cache")
     try:
         buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
     except AttributeError:  # a runtime input of tp.compile: no value while tracing
@@ -68,14 +68,14 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
             _cannot_evaluate_traced(t)
     if cached is not None:
         lower(trace)  # show the IR even when the compiled program is reused
-        logger.log("cache", "program cache hit")
+        logger.log("program cache hit", "cache")
         return cached
     device = trace.outputs[0].device
     flat, module = lower(trace)
     executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report,
                                  optimization_level=EAGER_OPTIMIZATION_LEVEL)
     PROGRAM_CACHE.put(key, executable)
-    logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
+    logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return executable
 
 

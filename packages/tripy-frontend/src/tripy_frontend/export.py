@@ -41,6 +41,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from tripy_flatir import dtypes
+from tripy_frontend import config
 
 F = TypeVar("F")
 
@@ -258,6 +259,8 @@ def _type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
 
     @functools.wraps(obj)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not config.enable_input_validation:
+            return func(*args, **kwargs)
         if not ready:
             build_plan()
         if plan:

@@ -35,6 +35,9 @@ class Tensor:
     """
 
     __slots__ = ("trace_tensor", "__weakref__")
+    # NumPy operators defer to tripy's (``np_array + tensor`` is a Tensor, as in nvtripy): a NumPy ufunc
+    # given a tensor returns NotImplemented, so Python calls Tensor.__radd__ and friends.
+    __array_ufunc__ = None
     _tripy_unchecked_init = True  # construction validates its data itself and is on the eager hot path
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
@@ -123,6 +126,11 @@ class Tensor:
 
     @property
     def rank(self) -> int:
+        return self.trace_tensor.rank
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions (the same as ``rank``, by NumPy's name)."""
         return self.trace_tensor.rank
 
     @property
@@ -277,8 +285,13 @@ def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray
     elif hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
         try:
             array = np.from_dlpack(data)
-        except Exception:
-            array = None
+        except Exception:  # a dtype NumPy cannot read (bfloat16, float8, int4): the runtime's importer can
+            try:
+                array = memory.from_dlpack(data)
+            except ValueError as e:
+                raise_error(f"Could not read the {type(data).__name__} through DLPack: {e}", info,
+                            ["tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
+                             "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."])
     if array is None and (hasattr(data, "__array__") or hasattr(data, "__array_interface__")):
         array = np.asarray(data)
     if array is None:
