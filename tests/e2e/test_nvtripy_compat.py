@@ -164,3 +164,14 @@ def test_float16_norms_accumulate_in_float32(eager_or_compiled, name):
     out = eager_or_compiled(norm, tp.Tensor(x))
     assert out.dtype == tp.float16
     assert np.abs(np.asarray(out).astype(np.float64) - ref).max() < 0.002
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_on_a_1d_input_has_nvtripys_shape(eager_or_compiled, bias):
+    linear = tp.Linear(3, 2, bias=bias)
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    linear.load_state_dict({"weight": w, **({"bias": np.array([1.0, -1.0], np.float32)} if bias else {})})
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    out = eager_or_compiled(linear, tp.Tensor(x))
+    expected = (w @ x + np.array([1.0, -1.0], np.float32))[None] if bias else w @ x
+    assert out.shape == expected.shape and np.allclose(np.asarray(out), expected)

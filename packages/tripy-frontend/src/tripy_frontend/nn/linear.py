@@ -102,7 +102,9 @@ class Linear(Module):
             x: The input, of shape ``[..., in_features]``.
 
         Returns:
-            The output, of shape ``[..., out_features]``.
+            The output, of shape ``[..., out_features]``. As in nvtripy, a 1-D input gives ``[1, out_features]``
+            when the layer has a bias (nvtripy adds the bias as a ``[1, out_features]`` row), and
+            ``[out_features]`` when it has none.
         """
         from tripy_frontend.ops.reshape import reshape
         from tripy_frontend.ops.transpose import transpose
@@ -123,7 +125,7 @@ class Linear(Module):
             x = reshape(x, (-1, self.in_features))
         out = x @ transpose(weight, 0, 1)
         if self.bias is not None:
-            out = out + self.bias
+            out = out + (reshape(self.bias, (1, self.out_features)) if x.rank == 1 else self.bias)
         if len(leading) > 1:
             out = reshape(out, tuple(leading) + (self.out_features,))
         return out
