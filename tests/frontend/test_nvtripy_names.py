@@ -125,3 +125,38 @@ def test_modules_compare_field_by_field_and_print_as_nvtripy():
         "        bias: Parameter = (shape=(3,), dtype=float32),\n"
         "    ),\n"
         ")")
+
+
+def test_logger_per_path_verbosity():
+    old = tp.logger.verbosity
+    try:
+        tp.logger.verbosity = {"backend": "cache", "frontend": {"verbose"}}
+        assert {"cache", "verbose", "info"} <= tp.logger.verbosity
+        import tripy_backend.memory as backend_module
+        import tripy_frontend.ops.add as frontend_module
+
+        def log_from(module, verbosity):  # run a logging call as code of `module` would
+            exec(f"from tripy_flatir.logging import logger\nlogger.{verbosity}('{verbosity} from {module.__name__}')",
+                 dict(vars(module)))
+
+        text = _captured(lambda: (tp.logger.verbose("user code"), log_from(frontend_module, "verbose"),
+                                  log_from(backend_module, "verbose"), log_from(backend_module, "info")))
+        # A path's entry replaces the default there: the backend logs only "cache" messages.
+        assert text == "[V] verbose from tripy_frontend.ops.add\n"
+        saved = tp.logger.verbosity
+        tp.logger.verbosity = "error"
+        tp.logger.verbosity = saved  # round-trips
+        assert tp.logger.verbosity.per_path == saved.per_path
+    finally:
+        tp.logger.verbosity = old
+
+
+def test_evaluating_a_tensor_while_compiling_warns():
+    def f(a):
+        c = tp.ones((2,)) * 3
+        print(c)
+        return a + c
+
+    text = _captured(lambda: tp.compile(f, args=[tp.InputInfo((2,), tp.float32)]))
+    assert "[W] A tensor created at" in text and "is evaluated while tripy.compile traces" in text
+    assert "test_nvtripy_names.py" in text

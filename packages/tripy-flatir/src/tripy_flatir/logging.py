@@ -8,6 +8,10 @@
 
 A severity enables the ones below it (``"info"`` enables ``"warning"`` and ``"error"``); ``"ir"``
 enables every IR dump and ``"all"`` every verbosity. The default is ``"info"``.
+
+As in nvtripy, a dict sets verbosities per part of tripy, by path: ``{"frontend": "verbose"}`` applies to
+messages logged from ``tripy_frontend`` (``"frontend/ops"`` to ``tripy_frontend.ops``, ``"backend"`` to
+``tripy_backend``, ...); the ``""`` entry (default ``"info"``) applies everywhere else.
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ VERBOSITY_CONFIGS: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {
 }
 _RESET = "\x1b[0m"
 
-Verbosity = Union[str, Iterable[str], None]
+Verbosity = Union[str, Iterable[str], Dict[str, Any], None]
+
+
+class VerbositySet(frozenset):
+    """The enabled verbosities: those of every path (so ``"mlir" in tp.logger.verbosity`` tells whether any
+    part of tripy dumps MLIR), with the per-path sets in ``per_path`` (longest path first)."""
+
+    per_path: Tuple[Tuple[str, frozenset], ...] = ()
 
 
 class Logger:
@@ -69,15 +80,22 @@ class Logger:
     def verbosity(self, verbosity: Verbosity) -> None:
         self._verbosity = self._normalize(verbosity)
 
+    @classmethod
+    def _normalize(cls, verbosity: Verbosity) -> frozenset[str]:
+        if isinstance(verbosity, VerbositySet):
+            return verbosity
+        if isinstance(verbosity, dict):
+            per_path = {str(k).replace(".", "/").strip("/"): cls._normalize_one(v) for k, v in verbosity.items()}
+            default = per_path.pop("", cls._normalize_one("info"))
+            result = VerbositySet(default.union(*per_path.values()))
+            result.per_path = tuple(sorted(per_path.items(), key=lambda kv: -len(kv[0]))) + (("", default),)
+            return result
+        return cls._normalize_one(verbosity)
+
     @staticmethod
-    def _normalize(verbosity: Verbosity) -> frozenset[str]:
+    def _normalize_one(verbosity: Any) -> frozenset[str]:
         if verbosity is None:
             return frozenset()
-        if isinstance(verbosity, dict):
-            from tripy_flatir.exceptions import TripyException
-
-            raise TripyException("Per-module logger verbosities ({path: verbosity}) are not supported by tripy: "
-                                 "set one verbosity for all of it, e.g. tp.logger.verbosity = 'verbose'.")
         names = {verbosity} if isinstance(verbosity, str) else set(verbosity)
         if "all" in names:
             return frozenset(VERBOSITY_CONFIGS) - {"ir"}
@@ -124,7 +142,7 @@ class Logger:
 
             raise TripyException(f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
                                  f"{[v for v in VERBOSITY_CONFIGS if v != 'ir']}.")
-        if verbosity not in self._verbosity:
+        if verbosity not in self._verbosity or not self._enabled_here(verbosity):
             return
         if mode == "once":
             if message in self._logged_once:
@@ -136,6 +154,22 @@ class Logger:
         if color and self.enable_color and getattr(self.stream, "isatty", lambda: False)():
             text = f"{color}{text}{_RESET}"
         print(text, file=self.stream, flush=True)
+
+    def _enabled_here(self, verbosity: str) -> bool:
+        """With per-path verbosities: whether `verbosity` is on for the part of tripy that is logging."""
+        per_path = getattr(self._verbosity, "per_path", ())
+        if not per_path:
+            return True
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
+            frame = frame.f_back  # type: ignore[assignment]
+        module = frame.f_globals.get("__name__", "") if frame is not None else ""
+        parts = module.split(".")
+        path = "/".join([parts[0][len("tripy_"):]] + parts[1:]) if parts[0].startswith("tripy_") else ""
+        for prefix, enabled in per_path:
+            if prefix == "" or path == prefix or path.startswith(prefix + "/"):
+                return verbosity in enabled
+        return False
 
     def __getattr__(self, name: str) -> Any:
         if name in VERBOSITY_CONFIGS and name != "ir":

@@ -158,6 +158,7 @@ class Tensor:
         from tripy_frontend.eager import evaluate
 
         if not isinstance(self.trace_tensor.producer, Storage):
+            _warn_if_compiling(self)
             evaluate([self])
         return self
 
@@ -269,6 +270,17 @@ _new = object.__new__
 _trace_tensor_of = operator.attrgetter("trace_tensor")
 _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
+
+
+def _warn_if_compiling(t: "Tensor") -> None:
+    from tripy_flatir.logging import logger
+    from tripy_frontend.compiler.tracing import traced_function
+
+    name = traced_function()
+    if name is not None:
+        frame = t.stack_info.user_frame if t.stack_info else None
+        logger.warning(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
+                       f"'{name}': its value is computed now, once, and baked into the executable as a constant.")
 
 
 def _default_device() -> Device:

@@ -14,6 +14,7 @@ from tripy_trace.ops.storage import Storage
 from tripy_trace.trace import Trace
 from tripy_frontend.compiler.executable import Executable, _build_program
 from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.tracing import tracing
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -124,7 +125,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     if len(set(names)) != len(names):
         raise_error(f"tripy.compile: two runtime inputs have the same name: {names}.", where)
 
-    result = func(*call_args, **call_kwargs)
+    with tracing(fname):
+        result = func(*call_args, **call_kwargs)
 
     if isinstance(result, Tensor):
         outputs, returns_tuple = [result], False
