@@ -160,3 +160,26 @@ def test_evaluating_a_tensor_while_compiling_warns():
     text = _captured(lambda: tp.compile(f, args=[tp.InputInfo((2,), tp.float32)]))
     assert "[W] A tensor created at" in text and "is evaluated while tripy.compile traces" in text
     assert "test_nvtripy_names.py" in text
+
+
+def test_compile_with_nested_input_infos():
+    def f(a, b, scale=2.0, *, c):
+        return (a["x"] + b[0] * b[1]) * scale - c[0]["y"]
+
+    info = tp.InputInfo(((1, 2, 4),), tp.float32)
+    exe = tp.compile(f, args=[{"x": info}, [info, info]], kwargs={"c": ({"y": info},)})
+    assert list(exe.input_infos) == ["a_x", "b_0", "b_1", "c_0_y"]
+    x, y, z, w = (np.arange(3, dtype=np.float32) + k for k in range(4))
+    out = exe({"x": tp.Tensor(x)}, [tp.Tensor(y), tp.Tensor(z)], c=({"y": tp.Tensor(w)},))
+    assert np.allclose(np.asarray(out), (x + y * z) * 2.0 - w)
+    with pytest.raises(tp.TripyException, match="argument 'b' must have the structure it was compiled with"):
+        exe({"x": tp.Tensor(x)}, [tp.Tensor(y)], c=({"y": tp.Tensor(w)},))
+
+
+def test_compile_with_tuple_return_annotations():
+    def f(a: tp.Tensor) -> typing.Tuple[tp.Tensor, tp.Tensor]:
+        return a + 1, a * 2
+
+    exe = tp.compile(f, args=[tp.InputInfo((2,), tp.float32)])
+    one, two = exe(tp.Tensor([1.0, 2.0]))
+    assert one.tolist() == [2.0, 3.0] and two.tolist() == [2.0, 4.0]

@@ -14,6 +14,7 @@ from tripy_trace.ops.storage import Storage
 from tripy_trace.trace import Trace
 from tripy_frontend.compiler.executable import Executable, _build_program
 from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
 from tripy_frontend.compiler.tracing import tracing
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
@@ -44,7 +45,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
             GPT-2 small runs ~2.6x faster than under XLA's default runtime); 0-3 generate code with
             LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
             evaluation compiles at 3.
-        args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs, anything else is baked in.
+        args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
+            tuples and dicts, which the executable then takes alike), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
     Returns:
@@ -68,6 +70,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         assert exe(tp.Tensor([1.0, 2.0])).tolist() == [11.0, 22.0]
     """
     where = _stack.capture()
+    if callable(func) and has_nested_inputs(args, kwargs):
+        return compile_nested(compile, func, optimization_level, args, kwargs)
     if not callable(func):
         raise_error(f"tripy.compile: func must be a function or a tripy.Module, but got {type(func).__name__}.", where)
     level = optimization_level
