@@ -73,9 +73,11 @@ def test_split_results_unpack_index_and_iterate():
 def test_numpy_operators_return_tensors():
     a = np.arange(3, dtype=np.float32)
     for result, expected in [(a + tp.ones((3,)), a + 1), (a * tp.Tensor([2.0, 2.0, 2.0]), a * 2),
-                             (a - tp.ones((3,)), a - 1), (a > tp.ones((3,)), a > 1)]:
+                             (a - tp.ones((3,)), a - 1), (a > tp.ones((3,)), a > 1), (a == tp.ones((3,)), a == 1)]:
         assert isinstance(result, tp.Tensor)
         assert np.array_equal(np.asarray(result), expected)
+    # NumPy functions still read a tensor's value
+    assert np.allclose(np.exp(tp.ones((2,))), np.e) and np.array_equal(tp.Tensor([1, 2]), [1, 2])
 
 
 @pytest.mark.parametrize("index", [[2, 0], [[1, -1], [0, 0]], 1])

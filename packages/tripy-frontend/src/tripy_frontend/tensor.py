@@ -35,9 +35,10 @@ class Tensor:
     """
 
     __slots__ = ("trace_tensor", "__weakref__")
-    # NumPy operators defer to tripy's (``np_array + tensor`` is a Tensor, as in nvtripy): a NumPy ufunc
-    # given a tensor returns NotImplemented, so Python calls Tensor.__radd__ and friends.
-    __array_ufunc__ = None
+    # NumPy's operators defer to tripy's (``np_array + tensor`` is a Tensor, as in nvtripy): NumPy returns
+    # NotImplemented from ndarray.__add__ for an operand of higher priority, so Python calls Tensor.__radd__.
+    # NumPy functions (np.exp(t), np.allclose(t, a)) still read the value through __array__.
+    __array_priority__ = 1000
     _tripy_unchecked_init = True  # construction validates its data itself and is on the eager hot path
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
