@@ -249,7 +249,8 @@ def test_resize_linear_half_precision(eager_or_compiled):
 
 
 @pytest.mark.parametrize("in_shape", [(1, 2, 3, 4), (2, 1, 6, 2), (1, 1, 1, 1)])
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True)])
+@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
+                                                ("cubic", False), ("cubic", True)])
 def test_resize_with_dynamic_shapes(in_shape, mode, align_corners):
     info = tp.InputInfo(((1, 1, 3), (1, 2, 3), (1, 3, 8), (1, 4, 8)), tp.float32)
 
