@@ -3,16 +3,15 @@ a structural key of the trace, so re-evaluating the same graph shape with new da
 
 from __future__ import annotations
 
-import time
 from typing import Any, List, NoReturn, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
 from tripy_flatir.logging import logger
 from tripy_flatir.tensor import DYNAMIC
-from tripy_trace.ops.storage import Storage
+from tripy_trace.ops.storage import ResultStorage, Storage
+from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
-from tripy_frontend.compiler.results import ResultStorage
 
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
@@ -21,18 +20,6 @@ PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 EAGER_OPTIMIZATION_LEVEL = 3
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
-
-
-def lower(trace: Trace) -> tuple:
-    """Trace -> (FlatIR function, verified MLIR module), logging each IR when asked to."""
-    logger.log("trace", lambda: f"==== Trace IR ====\n{trace}\n")
-    start = time.perf_counter()
-    flat = trace.to_flat_ir()
-    logger.log("flat_ir", lambda: f"==== Flat IR ====\n{flat}\n")
-    module = flat.to_mlir()
-    logger.log("mlir", lambda: f"==== MLIR ====\n{module}")
-    logger.log("timing", lambda: f"lowered in {time.perf_counter() - start:.4f} s")
-    return flat, module
 
 
 def evaluate(tensors: Sequence[Any]) -> None:

@@ -11,6 +11,7 @@ from tripy_flatir.device import CPU
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
+from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace
 from tripy_frontend.compiler.executable import Executable, _build_program
 from tripy_frontend.compiler.input_info import InputInfo
@@ -147,8 +148,6 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         raise_error(f"tripy.compile: the outputs of '{fname}' are on different devices: "
                     f"{', '.join(str(d) for d in devices)}.", where)
     device = trace.outputs[0].device
-
-    from tripy_frontend.eager import lower
 
     flat, module = lower(trace)
     module_bytes = module_to_bytecode(module)

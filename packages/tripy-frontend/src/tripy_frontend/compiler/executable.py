@@ -25,7 +25,7 @@ from tripy_trace.tensor import TraceTensor
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo
-from tripy_frontend.compiler.results import ResultStorage
+from tripy_trace.ops.storage import ResultStorage
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 

@@ -22,7 +22,7 @@ from tripy_flatir import dtypes
 from tripy_flatir.device import device as Device
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
-from tripy_frontend.compiler.results import ResultStorage
+from tripy_trace.ops.storage import ResultStorage
 from tripy_frontend.tensor import Tensor
 
 # A validated input-shape signature -> (execute, finish, output shapes, launcher): the backend's launch
