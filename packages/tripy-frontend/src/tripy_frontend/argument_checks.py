@@ -18,6 +18,9 @@ from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 import numpy as np
 
+from tripy_flatir.exceptions import TripyException
+from tripy_frontend.tracebacks import strip_tripy_frames
+
 Check = Callable[[Any], bool]
 
 
@@ -164,15 +167,19 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
     check_arguments = _Signature(func, api_name).check
 
     @functools.wraps(obj)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        check_arguments(args, kwargs)
-        if one is not None:
-            v: Any = args[one[0]] if one[0] < len(args) else kwargs.get(one[1])
-            if type(v) is not one[3] or v.trace_tensor.dtype not in one[2]:
-                dtype_check(args, kwargs)  # type: ignore[misc]
-        elif dtype_check is not None:
-            dtype_check(args, kwargs)
-        return func(*args, **kwargs)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:  # (also an API boundary: see tracebacks.py)
+        try:
+            check_arguments(args, kwargs)
+            if one is not None:
+                v: Any = args[one[0]] if one[0] < len(args) else kwargs.get(one[1])
+                if type(v) is not one[3] or v.trace_tensor.dtype not in one[2]:
+                    dtype_check(args, kwargs)  # type: ignore[misc]
+            elif dtype_check is not None:
+                dtype_check(args, kwargs)
+            return func(*args, **kwargs)
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
 
     return wrapper
 

@@ -25,6 +25,7 @@ from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.tracebacks import strip_tripy_frames
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -119,7 +120,11 @@ class Executable:
         """Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's
         generated fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the
         common case."""
-        return self._call(self, args, kwargs)  # type: ignore[no-any-return]
+        try:  # (an API boundary: see tracebacks.py)
+            return self._call(self, args, kwargs)  # type: ignore[no-any-return]
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
 
     def _call_slow(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """Bind keywords, evaluate lazy tensors, validate every argument in detail, then run; a new
