@@ -126,16 +126,9 @@ class _Signature:
         self.plan = plan
         return plan
 
-    def check(self, args: tuple, kwargs: dict) -> None:
+    def check_bound(self, args: tuple, kwargs: dict) -> None:
+        """The general check: bind the arguments to the parameters as Python would (with its error messages)."""
         plan = self.plan if self.plan is not None else self.make_plan()
-        if not plan:
-            return
-        n = len(args)
-        if self.fast_ok and not kwargs and self.required <= n <= len(self.positional):
-            for pos, pname, check, expected in plan:
-                if pos < n and not check(args[pos]):
-                    self.fail(pname, expected, args[pos])
-            return
         try:
             values = self.signature.bind(*args, **kwargs).arguments
         except TypeError as e:
@@ -164,12 +157,24 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
     if checker is not None and checker.fast_condition is not None and len(checker.entries) == 1:
         pname_, pos_, _, allowed_, _, _ = checker.entries[0]
         one = (pos_, pname_, allowed_, checker.namespace["_tripy_T"])
-    check_arguments = _Signature(func, api_name).check
+    sig = _Signature(func, api_name)
+    fast_ok, required, npos = sig.fast_ok, sig.required, len(sig.positional)
+    plan: Optional[List[Tuple[int, str, Check, str]]] = None
 
     @functools.wraps(obj)
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # (also an API boundary: see tracebacks.py)
+        nonlocal plan
         try:
-            check_arguments(args, kwargs)
+            if plan is None:
+                plan = sig.make_plan()
+            if plan:
+                n = len(args)
+                if fast_ok and not kwargs and required <= n <= npos:  # (positional arguments: no binding)
+                    for pos, pname, check, expected in plan:
+                        if pos < n and not check(args[pos]):
+                            sig.fail(pname, expected, args[pos])
+                else:
+                    sig.check_bound(args, kwargs)
             if one is not None:
                 v: Any = args[one[0]] if one[0] < len(args) else kwargs.get(one[1])
                 if type(v) is not one[3] or v.trace_tensor.dtype not in one[2]:

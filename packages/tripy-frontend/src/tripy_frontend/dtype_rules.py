@@ -31,7 +31,9 @@ import typing
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from tripy_flatir import dtypes
+from tripy_flatir.exceptions import TripyException
 from tripy_frontend import codegen
+from tripy_frontend.tracebacks import strip_tripy_frames
 from tripy_frontend.dtype_checks import (NUMBERS, Entry, Exceptions, Variables, check_one, check_pair,
                                          check_sequence, general_check, is_sequence)
 
@@ -74,13 +76,19 @@ def _with_dtype_check(func: Any, checker: "_DtypeCheck") -> Callable[..., Any]:
         check = checker.check
 
         @functools.wraps(func)
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            check(args, kwargs)
-            return func(*args, **kwargs)
+        def checked(*args: Any, **kwargs: Any) -> Any:  # (an API boundary: see tracebacks.py)
+            try:
+                check(args, kwargs)
+                return func(*args, **kwargs)
+            except TripyException as e:
+                strip_tripy_frames(e)
+                raise
 
+        checked.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
         return checked
     names = [p.name for p in params]
-    namespace: Dict[str, Any] = dict(checker.namespace, _tripy_func=func, _tripy_check=checker.check, _tripy_empty={})
+    namespace: Dict[str, Any] = dict(checker.namespace, _tripy_func=func, _tripy_check=checker.check, _tripy_empty={},
+                                     _tripy_error=TripyException, _tripy_strip=strip_tripy_frames)
     signature = []
     for i, p in enumerate(params):
         if p.default is inspect.Parameter.empty:
@@ -89,11 +97,16 @@ def _with_dtype_check(func: Any, checker: "_DtypeCheck") -> Callable[..., Any]:
             namespace[f"_tripy_default{i}"] = p.default
             signature.append(f"{p.name}=_tripy_default{i}")
     condition = checker.fast_condition([names[e[1]] for e in checker.entries])
-    source = (f"def {func.__name__}({', '.join(signature)}):\n"
-              f"    if not ({condition}):\n"
-              f"        _tripy_check(({', '.join(names)},), _tripy_empty)\n"
-              f"    return _tripy_func({', '.join(names)})\n")
+    source = (f"def {func.__name__}({', '.join(signature)}):\n"  # (an API boundary: see tracebacks.py)
+              f"    try:\n"
+              f"        if not ({condition}):\n"
+              f"            _tripy_check(({', '.join(names)},), _tripy_empty)\n"
+              f"        return _tripy_func({', '.join(names)})\n"
+              f"    except _tripy_error as e:\n"
+              f"        _tripy_strip(e)\n"
+              f"        raise\n")
     wrapper = codegen.make_function(func.__name__, source, namespace, f"<tripy dtype check of {func.__name__}>")
+    wrapper.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
     return functools.wraps(func)(wrapper)
 
 

@@ -49,6 +49,9 @@ def strip_tripy_frames(error: TripyException) -> None:
 def api_boundary(func: F) -> F:
     """`func` as an API boundary (see the module docstring)."""
 
+    if getattr(func, "__tripy_api_boundary__", False):
+        return func  # (a generated dtype check, which is a boundary itself)
+
     @functools.wraps(func)
     def boundary(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -57,4 +60,5 @@ def api_boundary(func: F) -> F:
             strip_tripy_frames(e)
             raise
 
+    boundary.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
     return boundary  # type: ignore[return-value]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import operator
 import os
 import sys
-from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Union
 
 from tripy_backend import Program
 from tripy_backend import compile as backend_compile
@@ -25,7 +26,6 @@ from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo
-from tripy_frontend.tracebacks import strip_tripy_frames
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -76,7 +76,7 @@ class Executable:
     # Input-shape signatures already validated, each with its launcher and output shapes. A call whose
     # signature is here needs no per-dim checks: one dict lookup replaces them.
     _runs: Runs
-    _call: Callable[["Executable", Tuple[Any, ...], Dict[str, Any]], Any]  # the fast path (see fast_call)
+    _call: Callable[..., Any]  # the generated fast path (see fast_call); an API boundary (see tracebacks.py)
     __signature__: inspect.Signature
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -110,21 +110,20 @@ class Executable:
                                                          self._infos[i].shape_bounds.max[d] for i, d in dims))
         self._runs = {}
         self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
-                                    device, self._runs)
+                                    device, self._runs, self._call_slow)
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Tensor) for n in self._names]
         self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
         return self
 
     # ---- calling ----------------------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
-        """Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's
-        generated fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the
-        common case."""
-        try:  # (an API boundary: see tracebacks.py)
-            return self._call(self, args, kwargs)  # type: ignore[no-any-return]
-        except TripyException as e:
-            strip_tripy_frames(e)
-            raise
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]: ...
+    else:
+        # Python looks __call__ up on the type: this property hands out the executable's generated call
+        # (see fast_call), so that `exe(x)` runs it with no frame of Executable's own in between.
+        __call__ = property(operator.attrgetter("_call"), doc=(
+            "Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's generated "
+            "fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the common case."))
 
     def _call_slow(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """Bind keywords, evaluate lazy tensors, validate every argument in detail, then run; a new
