@@ -98,9 +98,10 @@ class FlatIRFunction:
                 fn.attributes["sym_visibility"] = ir.StringAttr.get("public")
                 block = fn.add_entry_block()
                 values: Dict[int, Any] = {id(t): a for t, a in zip(self.inputs, block.arguments)}
+                file_locations: Dict[Any, Any] = {}
                 with ir.InsertionPoint(block):
                     for op in self.ops:
-                        with op_location(op):
+                        with op_location(op, file_locations):
                             try:
                                 results = op.to_mlir([values[id(i)] for i in op.inputs])
                             except TripyException:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import linecache
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from tripy_flatir.exceptions import format_frame
 from tripy_flatir.stack_info import SourceFrame
@@ -27,20 +27,34 @@ if TYPE_CHECKING:
     from tripy_flatir.ops.base import BaseFlatIROp
 
 
-def op_location(op: "BaseFlatIROp") -> Any:
-    """The MLIR location of `op` (see the module docstring). Call inside an MLIR context."""
+def op_location(op: "BaseFlatIROp", file_locations: Optional[Dict[Any, Any]] = None) -> Any:
+    """The MLIR location of `op` (see the module docstring). Call inside an MLIR context. Ops made at one
+    place share its file location: pass one dict as `file_locations` for a whole module to build each once."""
     from jax.extend.mlir import ir
 
     out = op.outputs[0]
     name = f"{out.name} = {type(op).__name__}"
-    frame = out.stack_info.user_frame if out.stack_info else None
-    if frame is None:
+    info = out.stack_info
+    if not info:
         return ir.Location.name(name)
+    key = (id(info), out.reason)  # (the StackInfo is kept alive by the tensor while the module is built)
+    file = file_locations.get(key) if file_locations is not None else None
+    if file is None:
+        frame = info.user_frame
+        if frame is None:
+            return ir.Location.name(name)
+        file = _file_location(frame, out.reason)
+        if file_locations is not None:
+            file_locations[key] = file
+    return ir.Location.name(name, childLoc=file)
+
+
+def _file_location(frame: SourceFrame, reason: Optional[str]) -> Any:
+    from jax.extend.mlir import ir
+
     start, end = frame.column_range or (0, 0)
     file = ir.Location.file(frame.file, frame.line, start + 1, frame.line, end + 1)
-    if out.reason:
-        file = ir.Location.fused([file], metadata=ir.StringAttr.get(out.reason))
-    return ir.Location.name(name, childLoc=file)
+    return ir.Location.fused([file], metadata=ir.StringAttr.get(reason)) if reason else file
 
 
 # The text form of op_location()'s locations, as MLIR prints them (in diagnostics and compiler errors).
