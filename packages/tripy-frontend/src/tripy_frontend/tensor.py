@@ -18,6 +18,7 @@ from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.tracebacks import strip_tripy_frames
 
 
 @public_api()
@@ -160,7 +161,11 @@ class Tensor:
 
         if not isinstance(self.trace_tensor.producer, Storage):
             _warn_if_compiling(self)
-            evaluate([self])
+            try:  # (an API boundary: see tracebacks.py)
+                evaluate([self])
+            except TripyException as e:
+                strip_tripy_frames(e)
+                raise
         return self
 
     @property

@@ -79,13 +79,14 @@ def compile_nested(compile: Callable[..., Any], func: Callable[..., Any], optimi
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
     flat.__qualname__ = getattr(func, "__qualname__", type(func).__name__)
     exe = compile(flat, optimization_level, args=infos)
-    flat_call = type(exe).__call__
+    flat_call = exe._call  # the executable's call on the leaves
     structures = {p: bound.arguments[p] for p in inputs}
+    call_signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                        for p in inputs])
 
-    def call(self: Any, *call_args: Any, **call_kwargs: Any) -> Any:
+    def call(*call_args: Any, **call_kwargs: Any) -> Any:
         try:
-            given = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                       for p in inputs]).bind(*call_args, **call_kwargs).arguments
+            given = call_signature.bind(*call_args, **call_kwargs).arguments
         except TypeError as e:
             raise_error(f"tripy.Executable: {e}; it takes {', '.join(inputs)}.", _stack.capture())
         leaves = []
@@ -96,8 +97,8 @@ def compile_nested(compile: Callable[..., Any], func: Callable[..., Any], optimi
                 raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
                             f"{structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
             leaves += [got[p] for p in paths]
-        return flat_call(self, *leaves)
+        return flat_call(*leaves)
 
-    exe.__class__ = type(type(exe).__name__, (type(exe),), {"__call__": call, "__module__": type(exe).__module__,
-                                                            "__qualname__": type(exe).__qualname__})
+    exe._call = call  # (Executable.__call__ hands out _call)
+    exe.__signature__ = call_signature
     return exe
