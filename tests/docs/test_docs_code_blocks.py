@@ -1,0 +1,54 @@
+"""Every Python code block of the documentation runs, and prints what the page shows.
+
+A page is one session: its blocks run in order in one namespace, in a fresh working directory. Where
+a block is followed by an ``Output`` block, what the block printed (tripy's logger included) must equal
+it, line by line (trailing spaces aside).
+"""
+
+import contextlib
+import importlib.util
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+import tripy as tp
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+_spec = importlib.util.spec_from_file_location("tripy_docs_code_blocks", DOCS / "_ext" / "code_blocks.py")
+assert _spec is not None and _spec.loader is not None
+code_blocks = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = code_blocks
+_spec.loader.exec_module(code_blocks)
+
+PAGES = sorted(p for p in DOCS.rglob("*.rst") if "reference" not in p.relative_to(DOCS).parts)
+
+
+def _normalized(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def test_pages_are_found():
+    names = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    assert {"index.rst", "guides/getting_started.rst", "guides/flatir.rst"} <= names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+def test_page_code_blocks(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__main__"}
+    old_stream, old_verbosity = tp.logger.stream, tp.logger.verbosity
+    try:
+        for block in code_blocks.blocks(page):
+            where = f"{page.relative_to(DOCS)}:{block.line}"
+            if "torch" in block.options.get("class", "") and importlib.util.find_spec("torch") is None:
+                continue  # shown for PyTorch users; runs where PyTorch is installed (see docs/guides/modules.rst)
+            out = io.StringIO()
+            tp.logger.stream = out  # the logger holds the stream it was given, not sys.stdout
+            with contextlib.redirect_stdout(out):
+                exec(compile(block.code, where, "exec"), namespace)
+            if block.output is not None:
+                assert _normalized(out.getvalue()) == _normalized(block.output), f"{where}: printed output differs"
+    finally:
+        tp.logger.stream, tp.logger.verbosity = old_stream, old_verbosity
