@@ -58,3 +58,23 @@ def blocks(path: Path) -> List[Block]:
             assert k > 0 and found[k - 1].language == "python", f"{path}:{block.line}: an Output block must follow a Python block"
             found[k - 1].output = block.code
     return python
+
+
+class Session:
+    """Runs a page's Python blocks in order, as one script: the blocks so far are written to
+    ``filename`` (relative to the working directory) and each runs with its line numbers in that file,
+    so tripy's error reports show the example's own lines (``--> example.py:4``)."""
+
+    def __init__(self, filename: str = "example.py") -> None:
+        self.filename = filename
+        self.lines: List[str] = []
+        self.namespace: Dict[str, object] = {"__name__": "__main__"}
+
+    def run(self, code: str) -> None:
+        import linecache
+
+        offset = len(self.lines)
+        self.lines += code.splitlines()
+        Path(self.filename).write_text("\n".join(self.lines) + "\n")
+        linecache.checkcache(self.filename)
+        exec(compile("\n" * offset + code, self.filename, "exec"), self.namespace)

@@ -1,6 +1,7 @@
 """Every Python code block of the documentation runs, and prints what the page shows.
 
-A page is one session: its blocks run in order in one namespace, in a fresh working directory. Where
+A page is one session: its blocks run in order as one script (``example.py``, so error reports show the
+example's lines), in a fresh working directory. Where
 a block is followed by an ``Output`` block, what the block printed (tripy's logger included) must equal
 it, line by line (trailing spaces aside).
 """
@@ -37,7 +38,7 @@ def test_pages_are_found():
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_page_code_blocks(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "__main__"}
+    session = code_blocks.Session()
     old_stream, old_verbosity = tp.logger.stream, tp.logger.verbosity
     try:
         for block in code_blocks.blocks(page):
@@ -47,7 +48,7 @@ def test_page_code_blocks(page, tmp_path, monkeypatch):
             out = io.StringIO()
             tp.logger.stream = out  # the logger holds the stream it was given, not sys.stdout
             with contextlib.redirect_stdout(out):
-                exec(compile(block.code, where, "exec"), namespace)
+                session.run(block.code)
             if block.output is not None:
                 assert _normalized(out.getvalue()) == _normalized(block.output), f"{where}: printed output differs"
     finally:
