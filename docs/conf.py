@@ -10,7 +10,9 @@ author = "the tripy authors"
 copyright = "the tripy authors"
 release = version = "0.1.0"
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "tripy_reference"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "tripy_reference", "mathml"]
+# Formulas in docstrings become MathML at build time: no MathJax, nothing fetched from a CDN.
+html_math_renderer = "mathml"
 exclude_patterns = ["_build", "_ext"]
 
 html_theme = "furo"

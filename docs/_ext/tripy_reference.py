@@ -49,6 +49,24 @@ GROUPS: List[Tuple[str, str, str, List[str]]] = [
 ]
 
 
+# Not part of ``tripy.__all__``: the classes a tool author uses with only ``tripy-flatir`` installed.
+FLATIR_PAGE = """FlatIR (tripy-flatir)
+=====================
+
+The classes a tool author builds FlatIR with, with only ``tripy-flatir`` installed; see
+:doc:`/guides/flatir`. Each op is a class in its own module under ``tripy_flatir.ops``.
+
+.. autoclass:: tripy_flatir.FlatIRFunction
+   :members:
+
+.. autoclass:: tripy_flatir.FlatIRTensor
+   :members:
+
+.. autoclass:: tripy_flatir.ops.base.BaseFlatIROp
+   :members: build, to_mlir, result_type
+"""
+
+
 def check_groups(public: List[str]) -> None:
     listed = [n for _, _, _, names in GROUPS for n in names]
     missing = sorted(set(public) - set(listed))
@@ -135,6 +153,8 @@ def generate(app: Sphinx) -> None:
         files[out / f"{page}.rst"] = "\n".join(group) + "\n"
         for n in names:
             files[out / f"tripy.{n}.rst"] = _page(n, getattr(tp, n))
+    index.append("   flatir")
+    files[out / "flatir.rst"] = FLATIR_PAGE
     files[out / "index.rst"] = "\n".join(index) + "\n"
     for stale in set(out.glob("*.rst")) - set(files):
         stale.unlink()

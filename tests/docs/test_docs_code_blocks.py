@@ -57,3 +57,14 @@ def test_page_code_blocks(page, tmp_path, monkeypatch):
                 assert _normalized(out.getvalue()) == _normalized(block.output), f"{where}: printed output differs"
     finally:
         tp.logger.stream, tp.logger.verbosity = old_stream, old_verbosity
+
+
+def test_readme_example(tmp_path, monkeypatch, capsys):
+    """The README's example runs and prints what its comment says."""
+    monkeypatch.chdir(tmp_path)
+    text = (DOCS.parent / "README.md").read_text()
+    code = re.search(r"```py\n(.*?)```", text, re.S)
+    assert code is not None
+    exec(compile(code.group(1), "README.md", "exec"), {"__name__": "__main__"})
+    printed = capsys.readouterr().out
+    assert "[[0., 0.],\n     [8., 8.]]" in printed and "shape=(2, 3)" in printed
