@@ -10,7 +10,9 @@ author = "the tripy authors"
 copyright = "the tripy authors"
 release = version = "0.1.0"
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "tripy_reference", "mathml"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "tripy_reference", "mathml"]
+# Guides are reStructuredText (like the docstrings); docs/architecture.md is Markdown (MyST).
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 # Formulas in docstrings become MathML at build time: no MathJax, nothing fetched from a CDN.
 html_math_renderer = "mathml"
 exclude_patterns = ["_build", "_ext"]

@@ -18,11 +18,19 @@ import pytest
 import tripy as tp
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-_spec = importlib.util.spec_from_file_location("tripy_docs_code_blocks", DOCS / "_ext" / "code_blocks.py")
-assert _spec is not None and _spec.loader is not None
-code_blocks = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = code_blocks
-_spec.loader.exec_module(code_blocks)
+
+
+def _load(name: str):
+    """A module of docs/_ext (they are not installed packages)."""
+    spec = importlib.util.spec_from_file_location(f"tripy_docs_{name}", DOCS / "_ext" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+code_blocks = _load("code_blocks")
 
 PAGES = sorted(p for p in DOCS.rglob("*.rst") if "reference" not in p.relative_to(DOCS).parts)
 
@@ -32,6 +40,14 @@ def _normalized(text: str) -> str:
     # what ran before, so only the name's form is compared.
     text = re.sub(r"\bt_inter\d+", "t_inter<N>", text)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def test_every_public_name_has_a_reference_page():
+    """The reference's table of contents lists each name of tripy.__all__ once (docs/build checks it too)."""
+    groups = _load("reference_groups")
+    groups.check_groups(list(tp.__all__))
+    with pytest.raises(ValueError, match="missing from the reference.*'zz_new_op'"):
+        groups.check_groups(list(tp.__all__) + ["zz_new_op"])
 
 
 def test_pages_are_found():
