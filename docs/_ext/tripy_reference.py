@@ -12,8 +12,12 @@ import inspect
 from pathlib import Path
 from typing import Any, Dict, Tuple
 
+import builtins
+
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from reference_groups import FLATIR_PAGE, GROUPS, check_groups
 
@@ -120,7 +124,21 @@ def resolve_internal(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
     return None
 
 
+class BuiltinTypesStayBuiltin(SphinxPostTransform):
+    """Inside ``tripy`` a bare ``bool`` in a signature would resolve to ``tripy.bool`` (the dtype); it
+    means Python's ``bool``, so point it at ``builtins`` (undocumented here: plain text)."""
+
+    default_priority = 5  # before Sphinx resolves references (10)
+
+    def run(self, **kwargs: Any) -> None:
+        for node in self.document.findall(addnodes.pending_xref):
+            target = node.get("reftarget", "")
+            if node.get("refdomain") == "py" and isinstance(getattr(builtins, target, None), type):
+                node["reftarget"] = f"builtins.{target}"
+
+
 def setup(app: Sphinx) -> Dict[str, Any]:
+    app.add_post_transform(BuiltinTypesStayBuiltin)
     app.connect("builder-inited", generate)
     app.connect("missing-reference", resolve_internal)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
