@@ -3,7 +3,8 @@
 A page is one session: its blocks run in order as one script (``example.py``, so error reports show the
 example's lines), in a fresh working directory. Where
 a block is followed by an ``Output`` block, what the block printed (tripy's logger included) must equal
-it, line by line (trailing spaces and the numbers of ``t_inter`` tensors aside).
+it, line by line (trailing spaces aside, and tensor names renumbered: ``t3`` and ``t_inter0`` count the
+tensors made so far in the process).
 """
 
 import contextlib
@@ -36,9 +37,11 @@ PAGES = sorted(p for p in DOCS.rglob("*.rst") if "reference" not in p.relative_t
 
 
 def _normalized(text: str) -> str:
-    # Intermediate FlatIR tensors are numbered per process (t_inter0, t_inter1, ...): the number depends on
-    # what ran before, so only the name's form is compared.
-    text = re.sub(r"\bt_inter\d+", "t_inter<N>", text)
+    # Tensors are named by process-wide counters (t0, t1, ..., t_inter0, ...): the numbers depend on what
+    # ran before. They are renumbered in order of first appearance, so the wiring is still compared.
+    names: dict = {}
+    text = re.sub(r"\bt(_inter)?\d+\b", lambda m: names.setdefault(m.group(0), f"t{m.group(1) or ''}<{len(names)}>"),
+                  text)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
