@@ -32,3 +32,5 @@ autodoc_preserve_defaults = True
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 add_module_names = True
+# Blocks without a language (the Markdown architecture page's diagrams) are plain text, not Python.
+highlight_language = "text"
