@@ -1,5 +1,7 @@
 """GPU backend selection and its errors (these run without a GPU; real GPU runs are marked `gpu`)."""
 
+import importlib.metadata
+
 import pytest
 
 from tripy_backend import devices
@@ -28,19 +30,21 @@ def test_cpu_is_always_available():
         usable_device("cpu:1")
 
 
-def test_gpu_without_backend_names_the_extras(monkeypatch):
+def test_gpu_without_backend_names_the_plugin_packages(monkeypatch):
     monkeypatch.delenv(devices.ENV_VAR, raising=False)
     monkeypatch.setattr(devices, "_usable", lambda name: False)
     with pytest.raises(TripyException) as info:
         usable_device("gpu")
     text = str(info.value)
-    assert "tripy[tensorrt]" in text and "tripy[cuda]" in text and "tp.device('cpu')" in text
+    # The plugin packages themselves: 'tripy' on PyPI is an unrelated project, so no 'tripy[...]' extras.
+    assert "pip install 'mlir-tensorrt-jax>=0.4'" in text and "tp.device('cpu')" in text
+    assert f"pip install 'jax[cuda12]=={importlib.metadata.version('jax')}'" in text and "tripy[" not in text
 
 
 def test_override_picks_backend_and_reports_what_is_missing(monkeypatch):
     monkeypatch.setenv(devices.ENV_VAR, "tensorrt")
     monkeypatch.setattr(devices, "_installed", lambda package: False)
-    with pytest.raises(TripyException, match=r"TRIPY_GPU_BACKEND=tensorrt asks for MLIR-TensorRT.*tripy\[tensorrt\]"):
+    with pytest.raises(TripyException, match=r"TRIPY_GPU_BACKEND=tensorrt asks for MLIR-TensorRT.*pip install 'mlir-tensorrt-jax>=0.4'"):
         usable_device("gpu")
     monkeypatch.setenv(devices.ENV_VAR, "cuda13")
     with pytest.raises(TripyException, match="not a GPU backend"):

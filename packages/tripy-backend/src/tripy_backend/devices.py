@@ -1,9 +1,12 @@
 """Which devices can run tripy programs, and which compiler serves each.
 
 CPU programs are compiled by XLA:CPU (embedded in jaxlib). For ``gpu`` devices tripy picks, in order:
-MLIR-TensorRT (the ``mlir-tensorrt-jax`` PJRT plugin, ``pip install 'tripy[tensorrt]'``) when it is
-installed and sees a GPU, else XLA:GPU (JAX's CUDA plugin, ``pip install 'tripy[cuda]'``). Set
-``TRIPY_GPU_BACKEND=tensorrt`` or ``=xla`` to choose one explicitly.
+MLIR-TensorRT (the ``mlir-tensorrt-jax`` PJRT plugin) when it is installed and sees a GPU, else XLA:GPU
+(JAX's CUDA plugin, ``jax[cuda12]`` at the installed jax's version). Set ``TRIPY_GPU_BACKEND=tensorrt``
+or ``=xla`` to choose one explicitly.
+
+Error messages name the plugin package itself (``install_command``), not an extra of ``tripy``: the name
+``tripy`` on PyPI belongs to an unrelated project, so ``pip install 'tripy[cuda]'`` would install that.
 """
 
 from __future__ import annotations
@@ -17,12 +20,20 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_backend import _xla
 
-# name -> (PJRT platform, the Python package that provides it, compiler name shown to users, extra)
+# name -> (PJRT platform, the Python package that provides it, compiler name shown to users, what to install)
 GPU_BACKENDS = {
-    "tensorrt": ("mlir_tensorrt", "mlir_tensorrt_jax", "MLIR-TensorRT", "tensorrt"),
-    "xla": ("cuda", "jax_cuda12_plugin", "XLA:GPU", "cuda"),
+    "tensorrt": ("mlir_tensorrt", "mlir_tensorrt_jax", "MLIR-TensorRT", "mlir-tensorrt-jax>=0.4"),
+    "xla": ("cuda", "jax_cuda12_plugin", "XLA:GPU", "jax[cuda12]=={jax}"),
 }
 ENV_VAR = "TRIPY_GPU_BACKEND"
+
+
+def install_command(name: str) -> str:
+    """The pip command that installs GPU backend `name` next to the jax tripy runs with."""
+    import importlib.metadata
+
+    requirement = GPU_BACKENDS[name][3].format(jax=importlib.metadata.version("jax"))
+    return f"pip install '{requirement}'"
 
 
 def _installed(package: str) -> bool:
@@ -63,14 +74,14 @@ def check_device(device: Device) -> None:
     if name is None:
         requested = requested_gpu_backend()
         if requested is not None:
-            _, package, compiler, extra = GPU_BACKENDS[requested]
+            _, package, compiler, _ = GPU_BACKENDS[requested]
             why = (f"{ENV_VAR}={requested} asks for {compiler}, but " +
                    (f"no NVIDIA GPU is visible to it." if _installed(package) else
-                    f"it is not installed: pip install 'tripy[{extra}]'."))
+                    f"it is not installed: {install_command(requested)}"))
         else:
             why = ("no GPU backend is installed or no NVIDIA GPU was found. Install one: "
-                   "pip install 'tripy[tensorrt]' (MLIR-TensorRT; needs CUDA 13 and TensorRT 10) or "
-                   "pip install 'tripy[cuda]' (XLA:GPU).")
+                   f"{install_command('tensorrt')} (MLIR-TensorRT; needs CUDA 13 and TensorRT 10) or "
+                   f"{install_command('xla')} (XLA:GPU).")
         raise TripyException(f"Device '{device}' is not available: {why} "
                              "tripy runs on the CPU by default (tp.device('cpu')).")
     count = len(_xla.client(GPU_BACKENDS[name][0]).local_devices())

@@ -1,0 +1,36 @@
+"""Sphinx configuration for the tripy documentation (built by ``bash docs/build``)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+project = "tripy"
+author = "the tripy authors"
+copyright = "the tripy authors"
+release = version = "0.1.0"
+
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "tripy_reference", "mathml"]
+# Guides are reStructuredText (like the docstrings); docs/architecture.md is Markdown (MyST).
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# Formulas in docstrings become MathML at build time: no MathJax, nothing fetched from a CDN.
+html_math_renderer = "mathml"
+exclude_patterns = ["_build", "_ext"]
+
+html_theme = "furo"
+html_title = "tripy"
+html_static_path: list = []
+
+# Broken references fail the build (docs/build passes -W -n). Names outside tripy (typing, NumPy, the
+# standard library) are not documented here, so they are the only ones allowed to stay unresolved.
+nitpicky = True
+nitpick_ignore_regex = [(r"py:.*", r"(?!tripy).*")]
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+add_module_names = True
+# Blocks without a language (the Markdown architecture page's diagrams) are plain text, not Python.
+highlight_language = "text"
