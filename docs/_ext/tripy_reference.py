@@ -49,7 +49,12 @@ def _page(name: str, obj: Any) -> str:
     from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 
     text = [f".. _tripy.{name}:", "", _heading(f"tripy.{name}", "="), ".. currentmodule:: tripy", ""]
-    if isinstance(obj, tp.dtype):
+    if isinstance(obj, tp.dtype) and obj.itemsize < 0:
+        members = ", ".join(f"``{d.name}``" for d in vars(tp).values() if isinstance(d, tp.dtype)
+                            and d.itemsize > 0 and issubclass(d, obj))
+        text += [f".. py:data:: {name}", f"   :type: tripy.dtype", "",
+                 f"   A category of data types, for ``issubclass(t.dtype, tripy.{name})``: {members}.", ""]
+    elif isinstance(obj, tp.dtype):
         kind = "floating-point" if obj.is_floating else "integer" if obj.is_integer else "boolean"
         numpy = f"``numpy.{obj.numpy_dtype}``" if obj.numpy_dtype is not None else "no NumPy equivalent"
         text += [f".. py:data:: {name}", f"   :type: tripy.dtype", "",
@@ -59,6 +64,8 @@ def _page(name: str, obj: Any) -> str:
         text += [".. py:data:: logger", "", "   The process-wide :class:`tripy_flatir.logging.Logger`. Topics: "
                  + ", ".join(f"``{t}``" for t in _topics()) + " (or ``all``).", "",
                  ".. autoclass:: tripy_flatir.logging.Logger", "   :members:", "   :no-index-entry:", ""]
+    elif inspect.ismodule(obj):
+        text += [f".. automodule:: {obj.__name__}", "   :members:", "   :no-index:", ""]
     elif inspect.isclass(obj):
         text += [f".. autoclass:: {name}", "   :members:", "   :inherited-members:" if name == "Sequential" else ""]
         if obj is tp.Tensor:
