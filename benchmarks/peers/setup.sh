@@ -25,7 +25,7 @@ pip="$venv/bin/pip"
 # Peers: each one optional.
 # (On a machine without a local CPU wheel, add --index-url https://download.pytorch.org/whl/cpu.)
 "$pip" install --quiet "torch==${TORCH_VERSION:-2.13.0}" || echo "setup.sh: torch did not install"
-"$pip" install --quiet onnxruntime onnx || echo "setup.sh: onnxruntime/onnx did not install"
+"$pip" install --quiet onnxruntime onnx onnxscript || echo "setup.sh: onnxruntime/onnx/onnxscript did not install"
 "$venv/bin/python" - <<'PY'
 import importlib
 for name in ("tripy", "jax", "torch", "onnxruntime", "onnx", "safetensors"):
