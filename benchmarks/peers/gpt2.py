@@ -149,8 +149,8 @@ def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: in
     tag = f"L{config.n_layer}_P{prompt_len}_C{cache_len}"
     ids, one = torch.zeros((1, prompt_len), dtype=torch.int64), torch.tensor([1])
     cache = torch.zeros(GPT(config).cache_shape(1, cache_len))
-    prefill_session = onnx_session(Prefill(model), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
-    decode_session = onnx_session(Decode(model), (one[None], one, cache), ["token", "pos", "cache"],
+    prefill_session = onnx_session(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
+    decode_session = onnx_session(Decode(model).eval(), (one[None], one, cache), ["token", "pos", "cache"],
                                   f"gpt2_decode_{tag}")
 
     def prefill(ids: np.ndarray, n: int) -> Any:
