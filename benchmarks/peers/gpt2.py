@@ -170,7 +170,7 @@ def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: in
         raise NotAvailable(f"not installed: {e}") from None
     import gpt2_jax
 
-    params = {k: jnp.asarray(v) for k, v in state.items()}
+    params = gpt2_jax.params(state)
     L, H, eps = config.n_layer, config.n_head, config.layer_norm_eps
     jit_prefill = jax.jit(lambda p, i, n: gpt2_jax.prefill(p, i, n, L, H, cache_len, eps))
     jit_decode = jax.jit(lambda p, t, pos, c: gpt2_jax.decode(p, t, pos, c, L, H, eps))
