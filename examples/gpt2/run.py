@@ -179,13 +179,15 @@ def main(argv: Sequence[str] = ()) -> None:
     cache_len = cache_length(prompt_len, args.max_new_tokens, config.block_size)
     t0 = time.perf_counter()
     if args.eager:
+        # Evaluating the cache at each step keeps the next step's graph from growing with the whole history
+        # (each step then re-evaluates the same graph: the eager program cache compiles it only once).
         def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
             logits, cache = model.prefill(ids, length, cache_len)
-            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache
+            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
 
         def decode(token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
             logits, cache = model.decode(token, pos, cache)
-            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache
+            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
         mode = "eager, KV cache"
     else:
         prefill, decode = compile_kv_programs(model, prompt_len, cache_len)  # type: ignore[assignment]
