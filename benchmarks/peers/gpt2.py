@@ -238,7 +238,10 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
     cache_len = cache_length(prompt_len, NEW_TOKENS, config.block_size)
     print(f"\ngeneration, prompt {prompt_tokens} tokens, {NEW_TOKENS} new, cache {cache_len}: preparing", flush=True)
     gens, missing = make_all(GENERATE, state, config, prompt_len, cache_len)
-    tokens = {name: gen(prompt)[0] for name, gen in gens.items()}  # warm-up, and the cross-check
+    tokens = {}
+    for name, gen in gens.items():  # warm-up, and the cross-check
+        tokens[name], _, total = gen(prompt)
+        print(f"  {name}: warm-up generation {NEW_TOKENS / total:.1f} tokens/s", flush=True)
     for name, got in tokens.items():
         if "tripy" in tokens and got != tokens["tripy"]:
             first = next(i for i, (a, b) in enumerate(zip(got, tokens["tripy"])) if a != b)
@@ -250,6 +253,8 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
             time.sleep(settle)
             _, first, total = gens[name](prompt)
             results[name].append((first, total))
+        print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s"
+                                                       for n in names), flush=True)
     rate = {name: NEW_TOKENS / statistics.median(t for _, t in res) for name, res in results.items()}
     rows = [[name, f"{rate[name]:.1f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"]
             for name, res in results.items()]
