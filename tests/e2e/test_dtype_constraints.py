@@ -118,7 +118,8 @@ SAMPLES: Dict[str, Tuple[Build, Optional[Callable[..., Any]]]] = {
                 lambda x, k, stride: x.reshape(1, 1, 2, 2, 2, 2).max(axis=(3, 5))),
     "resize": (lambda d: A(t(d.T1), "nearest", output_shape=(4, 6)),
                lambda x, mode, output_shape: np.repeat(np.repeat(x, 2, 0), 2, 1)),
-    "quantize": (lambda d: A(t(d.T1), 0.5, d.T2), lambda x, scale, dtype: x / scale),
+    "quantize": (lambda d: A(t(d.T1), 0.5, d.T2),
+                 lambda x, scale, dtype: np.clip(x / scale, -8, 7) if dtype == tp.int4 else x / scale),
     "dequantize": (lambda d: A(t(d.T1), 0.5, d.T2), lambda x, scale, dtype: x * scale),
     # data types, shapes and data movement
     "cast": (lambda d: A(t(d.T1), d.T2), lambda x, dtype: x != 0 if dtype == tp.bool else x),

@@ -115,10 +115,12 @@ def np_quantize(x, scale, dtype, dim=None):
     scaled = x.astype(np.float32) / np.asarray(scale, np.float32)
     if dtype == tp.int8:
         return np.clip(np.round(scaled), -128, 127).astype(np.int8)
+    if dtype == tp.int4:
+        return np.clip(np.round(scaled), -8, 7).astype(ml_dtypes.int4)
     return np.clip(scaled, -448, 448).astype(ml_dtypes.float8_e4m3fn)
 
 
-@pytest.mark.parametrize("qdtype", [tp.int8, tp.float8])
+@pytest.mark.parametrize("qdtype", [tp.int4, tp.int8, tp.float8])
 @pytest.mark.parametrize("shape,dim", [((2, 3), None), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), -1), ((), None),
                                        ((0, 3), 1)])
 def test_quantize_dequantize(eager_or_compiled, qdtype, shape, dim):
@@ -137,6 +139,18 @@ def test_quantize_dequantize(eager_or_compiled, qdtype, shape, dim):
     if dim is not None:
         bshape[dim] = -1
     assert np.allclose(np.from_dlpack(out), expected.astype(np.float32) * scale.reshape(bshape), rtol=1e-6)
+
+
+def test_quantize_int4_blockwise(eager_or_compiled):
+    x = rand(6, 4, low=-20, high=20)
+    scale = RNG.uniform(0.5, 3.0, size=(3, 4)).astype(np.float32)  # 3 blocks of 2 rows
+    q = eager_or_compiled(lambda t: tp.quantize(t, scale.tolist(), tp.int4), tp.Tensor(x))
+    full = np.repeat(scale, 2, axis=0)
+    expected = np.clip(np.round(x / full), -8, 7)
+    assert q.dtype == tp.int4 and np.array_equal(np.asarray(q).astype(np.float32), expected)
+    out = eager_or_compiled(lambda t, s: tp.dequantize(t, s, tp.float32), q.eval(), tp.Tensor(scale))
+    assert np.allclose(np.from_dlpack(out), expected * full, rtol=1e-6)
+    assert tp.cast(q, tp.bool).tolist() == (expected != 0).tolist()
 
 
 def test_quantize_with_scale_tensors(eager_or_compiled):
@@ -162,9 +176,10 @@ def test_quantize_half_precision(eager_or_compiled, dtype):
 
 def test_quantize_errors():
     x = tp.zeros((2, 3))
-    msg = raises("tripy.quantize does not support dtype int4 for argument 'dtype'", tp.quantize, x, 1.0, tp.int4)
-    assert "Supported dtypes: int8, float8." in msg
-    raises("tripy.quantize does not support dtype int32 for argument 'dtype'", tp.quantize, x, 1.0, tp.int32)
+    msg = raises("tripy.quantize does not support dtype int32 for argument 'dtype'", tp.quantize, x, 1.0, tp.int32)
+    assert "Supported dtypes: int4, int8, float8." in msg
+    raises(re.escape("tripy.quantize: block-wise scaling (a 2-D scale) needs dtype int4"), tp.quantize, x,
+           [[1.0, 1.0, 1.0]], tp.int8)
     raises("tripy.quantize does not support dtype int32", tp.quantize, tp.Tensor([1, 2]), 1.0, tp.int8)
     raises("tripy.quantize: the scale has 2 values, but dim 1 of the input has size 3", tp.quantize, x, [1.0, 2.0],
            tp.int8, 1)

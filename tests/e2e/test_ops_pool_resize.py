@@ -56,6 +56,9 @@ def resize_ref(x, mode, out_shape, align_corners=False):
         if mode == "nearest":
             out = np.take(out, (i * n) // m, axis=d)
             continue
+        if mode == "cubic":
+            out = _cubic_ref(out, d, n, m, align_corners)
+            continue
         f = np.float32
         if align_corners:
             ratio = f(n - 1) / f(m - 1) if m > 1 else f(0)
@@ -73,11 +76,33 @@ def resize_ref(x, mode, out_shape, align_corners=False):
     return out.astype(x.dtype)
 
 
+def _cubic_ref(x, d, n, m, align_corners):
+    """PyTorch's bicubic along dim d: Keys' weights (a = -0.75) on the 4 neighbours, indices clamped."""
+    i = np.arange(m, dtype=np.float64)
+    src = i * ((n - 1) / (m - 1) if m > 1 else 0.0) if align_corners else (i + 0.5) * (n / m) - 0.5
+    base = np.floor(src)
+    t = src - base
+    a = -0.75
+    near = lambda z: ((a + 2) * z - (a + 3)) * z * z + 1  # noqa: E731
+    far = lambda z: ((a * z - 5 * a) * z + 8 * a) * z - 4 * a  # noqa: E731
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    shape = [1] * x.ndim
+    shape[d] = m
+    out = 0
+    for k, w in zip((-1, 0, 1, 2), weights):
+        idx = np.clip(base.astype(np.int64) + k, 0, n - 1)
+        out = out + np.take(x, idx, axis=d).astype(np.float64) * w.reshape(shape)
+    return out.astype(np.float32)
+
+
 def test_references_agree_with_known_pytorch_values():
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
     assert resize_ref(x, "linear", (1, 1, 4, 4))[0, 0, :2].tolist() == [[0, 0.25, 0.75, 1], [0.5, 0.75, 1.25, 1.5]]
     assert resize_ref(np.arange(3, dtype=np.float32), "nearest", (5,)).tolist() == [0, 0, 1, 1, 2]
     assert resize_ref(np.arange(4, dtype=np.float32), "linear", (2,)).tolist() == [0.5, 2.5]
+    # torch.nn.functional.interpolate(torch.arange(4.).reshape(1, 1, 2, 2), size=(4, 4), mode="bicubic")[0, 0, 0]
+    np.testing.assert_allclose(resize_ref(x, "cubic", (1, 1, 4, 4))[0, 0, 0],
+                               [-0.31640625, 0.015625, 0.5625, 0.89453125], atol=1e-6)
     assert pool_ref(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4), "avg", (2, 2), (2, 2)).ravel().tolist() == [
         2.5, 4.5, 10.5, 12.5]
 
@@ -172,7 +197,8 @@ RESIZE_SHAPES = [((1, 1, 2, 2), (1, 1, 4, 4)), ((2, 3, 5, 4), (2, 3, 3, 7)), ((1
 
 
 @pytest.mark.parametrize("in_shape,out_shape", RESIZE_SHAPES)
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True)])
+@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
+                                                ("cubic", False), ("cubic", True)])
 def test_resize_output_shape(eager_or_compiled, in_shape, out_shape, mode, align_corners):
     x = rand(*in_shape)
     out = eager_or_compiled(lambda t: tp.resize(t, mode, output_shape=out_shape, align_corners=align_corners),
@@ -191,6 +217,22 @@ def test_resize_scales(eager_or_compiled, scales, mode):
     np.testing.assert_allclose(as_np(out), resize_ref(x, mode, out_shape), rtol=1e-5, atol=1e-5)
 
 
+def test_resize_nvtripy_overloads(eager_or_compiled):
+    """resize(input, output_shape, mode="linear", ...) and resize(input, scales, ...), as in nvtripy 0.1.7."""
+    x = rand(1, 2, 3, 4)
+    out = eager_or_compiled(lambda t: tp.resize(t, (1, 2, 6, 5)), tp.Tensor(x))
+    np.testing.assert_allclose(as_np(out), resize_ref(x, "linear", (1, 2, 6, 5)), rtol=1e-5, atol=1e-5)
+    out = eager_or_compiled(lambda t: tp.resize(t, (1.0, 1.0, 2.0, 0.5), "nearest"), tp.Tensor(x))
+    np.testing.assert_allclose(as_np(out), resize_ref(x, "nearest", (1, 2, 6, 2)))
+    out = eager_or_compiled(lambda t: tp.resize(t, output_shape=(1, 2, 5, 7), mode="cubic", align_corners=True),
+                            tp.Tensor(x))
+    np.testing.assert_allclose(as_np(out), resize_ref(x, "cubic", (1, 2, 5, 7), True), rtol=1e-5, atol=1e-5)
+    with pytest.raises(tp.TripyException, match="the mode is given twice"):
+        tp.resize(tp.Tensor(x), "nearest", "cubic", output_shape=(1, 2, 6, 5))
+    with pytest.raises(tp.TripyException, match="give the output shape or the scales once"):
+        tp.resize(tp.Tensor(x), (1, 2, 6, 5), scales=(1, 1, 2, 2))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.int8])
 def test_resize_nearest_keeps_integer_and_bool_dtypes(eager_or_compiled, dtype):
     x = RNG.integers(0, 2, size=(2, 3)).astype(dtype)
@@ -207,7 +249,8 @@ def test_resize_linear_half_precision(eager_or_compiled):
 
 
 @pytest.mark.parametrize("in_shape", [(1, 2, 3, 4), (2, 1, 6, 2), (1, 1, 1, 1)])
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True)])
+@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
+                                                ("cubic", False), ("cubic", True)])
 def test_resize_with_dynamic_shapes(in_shape, mode, align_corners):
     info = tp.InputInfo(((1, 1, 3), (1, 2, 3), (1, 3, 8), (1, 4, 8)), tp.float32)
 
@@ -229,10 +272,10 @@ def test_resize_with_dynamic_shapes(in_shape, mode, align_corners):
 
 def test_resize_errors():
     x = tp.Tensor(rand(1, 1, 2, 2))
-    with pytest.raises(tp.TripyException, match="unsupported mode 'cubic'") as e:
-        tp.resize(x, "cubic", output_shape=(1, 1, 4, 4))
+    with pytest.raises(tp.TripyException, match="unsupported mode 'bicubic'") as e:
+        tp.resize(x, "bicubic", output_shape=(1, 1, 4, 4))
     assert __file__ in str(e.value)
-    with pytest.raises(tp.TripyException, match="align_corners can only be used with mode='linear'"):
+    with pytest.raises(tp.TripyException, match="align_corners can only be used with mode='linear' or 'cubic'"):
         tp.resize(x, "nearest", output_shape=(1, 1, 4, 4), align_corners=True)
     with pytest.raises(tp.TripyException, match="give exactly one of output_shape and scales"):
         tp.resize(x, "nearest")

@@ -97,9 +97,16 @@ def test_save_replaces_an_existing_file(saved, tmp_path):
     assert os.listdir(tmp_path) == ["exe.tpexe"]  # no temporary files left behind
 
 
-def test_save_to_a_missing_directory_is_a_clear_error(saved, tmp_path):
+def test_save_creates_missing_parent_directories(saved, tmp_path):
+    path = tmp_path / "missing" / "nested" / "exe.tpexe"
+    saved[0].save(str(path))  # as nvtripy's save does
+    assert tp.Executable.load(str(path)) is not None
+
+
+def test_save_under_a_file_is_a_clear_error(saved, tmp_path):
+    (tmp_path / "file").write_text("not a directory")
     with pytest.raises(tp.TripyException, match="tripy.Executable.save: could not write") as e:
-        saved[0].save(str(tmp_path / "missing" / "exe.tpexe"))  # MARK-save
+        saved[0].save(str(tmp_path / "file" / "exe.tpexe"))  # MARK-save
     assert f"{__file__}:{_line_of('MARK-save')}" in str(e.value)
 
 

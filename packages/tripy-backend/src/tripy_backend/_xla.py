@@ -250,3 +250,10 @@ def _host_fingerprint(platform: str, index: int) -> str:
              f"device={dev.device_kind}:{index}", f"machine={host.machine()}",
              f"cpu={hashlib.sha256(cpu.encode()).hexdigest()[:16]}", f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}"]
     return ";".join(parts)
+
+
+def from_dlpack(capsule: Any) -> Any:
+    """A CPU buffer sharing the memory of a DLPack capsule."""
+    import jaxlib._jax as jx
+
+    return jx.dlpack_managed_tensor_to_buffer(capsule, device_handle("cpu", 0), None)

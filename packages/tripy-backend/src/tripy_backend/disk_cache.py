@@ -91,12 +91,12 @@ class DiskCache:
         except FileNotFoundError:
             return None
         except OSError as e:
-            logger.log("cache", f"disk cache: cannot read entry {key[:16]}: {e}")
+            logger.log(f"disk cache: cannot read entry {key[:16]}: {e}", "cache")
             return None
         payload = decode(data, key)
         if payload is None:
             stats.bad_entries += 1
-            logger.log("cache", f"disk cache: ignoring a damaged entry {key[:16]} (it will be rebuilt)")
+            logger.log(f"disk cache: ignoring a damaged entry {key[:16]} (it will be rebuilt)", "cache")
         return payload
 
     def store(self, key: str, payload: bytes) -> bool:
@@ -113,7 +113,7 @@ class DiskCache:
             return True
         except OSError as e:
             stats.write_errors += 1
-            logger.log("cache", f"disk cache: cannot write entry {key[:16]}: {e}")
+            logger.log(f"disk cache: cannot write entry {key[:16]}: {e}", "cache")
             return False
         finally:
             if tmp is not None:
@@ -175,18 +175,18 @@ def compile(module_bytes: bytes, platform: str, index: int,
         try:
             exe = _xla.deserialize_executable(payload, platform, index)
             stats.hits += 1
-            logger.log("cache", f"disk cache hit: {key[:16]}")
+            logger.log(f"disk cache hit: {key[:16]}", "cache")
             return exe
         except Exception as e:  # an intact file that this runtime cannot load: rebuild it
             stats.bad_entries += 1
-            logger.log("cache", f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling")
+            logger.log(f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling", "cache")
     stats.misses += 1
     exe = compile_fn(module_bytes, platform, index)
     try:
         data = _xla.serialize_executable(exe, platform)
     except Exception as e:  # some programs/runtimes cannot be serialized: just do not cache them
-        logger.log("cache", f"disk cache: cannot serialize the program ({type(e).__name__}: {e})")
+        logger.log(f"disk cache: cannot serialize the program ({type(e).__name__}: {e})", "cache")
         return exe
     if cache.store(key, data):
-        logger.log("cache", f"disk cache: stored {key[:16]} ({len(data)} bytes)")
+        logger.log(f"disk cache: stored {key[:16]} ({len(data)} bytes)", "cache")
     return exe

@@ -28,3 +28,15 @@ def to_numpy(buffer: Any) -> np.ndarray:
     """The buffer's data as a NumPy array (zero-copy on the CPU where possible)."""
     return np.asarray(buffer)
 
+
+
+def from_dlpack(obj: Any) -> np.ndarray:
+    """Read a CPU DLPack producer (torch, jax, ...) through the runtime's DLPack importer, which knows every
+    dtype tripy has (NumPy's ``from_dlpack`` refuses bfloat16, float8 and int4). Raises ValueError (with the
+    importer's reason) for data it cannot read, e.g. non-row-major strides or memory on another device."""
+    try:
+        capsule = obj.__dlpack__()
+        buffer = _xla.from_dlpack(capsule)
+    except Exception as e:  # the producer's or the importer's own exception types
+        raise ValueError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
+    return np.asarray(buffer)

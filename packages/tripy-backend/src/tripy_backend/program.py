@@ -81,7 +81,7 @@ class Program:
                                      optimization_level=self.optimization_level)
         except Exception as e:  # compiler errors: mapped to user code through the ops' locations
             raise _error(f"{compiler_name(self.device)} failed to compile the program", [str(e)]) from None
-        logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
+        logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
         return exe
 
     def _specialize(self, shapes: Shapes) -> Any:

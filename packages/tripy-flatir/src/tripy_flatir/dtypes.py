@@ -1,37 +1,88 @@
-"""Data types. One `dtype` object per element type, shared by every layer."""
+"""Data types. Each dtype is a class (as in nvtripy), shared by every layer.
+
+``tp.float32`` is a class whose metaclass is ``tp.dtype``, so ``isinstance(tp.float32, tp.dtype)`` holds,
+and the category classes ``tp.floating`` and ``tp.integer`` are its bases::
+
+    issubclass(tp.float16, tp.floating)   # True
+    issubclass(tp.int8, tp.integer)       # True
+
+Each dtype exists once: compare with ``==`` or ``is``.
+"""
 
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import ml_dtypes
 import numpy as np
 
 
-class dtype:
-    """A tripy data type, e.g. ``tp.float32``. Compare with ``==`` or ``is``; each exists once."""
+class dtype(type):
+    """The type of every tripy data type (``tp.float32``, ``tp.int8``, ...): a metaclass, as in nvtripy.
 
-    __slots__ = ("name", "itemsize", "numpy_dtype", "is_floating", "is_integer", "_mlir")
+    .. code-block:: python
 
-    def __init__(self, name: str, itemsize: float, numpy_dtype: Any, is_floating: builtins.bool, is_integer: builtins.bool,
-                 mlir: Callable[[], Any]) -> None:
-        self.name = name
-        self.itemsize = itemsize
-        self.numpy_dtype = np.dtype(numpy_dtype) if numpy_dtype is not None else None
-        self.is_floating = is_floating
-        self.is_integer = is_integer
-        self._mlir = mlir
+        assert isinstance(tp.float32, tp.dtype)
+        assert issubclass(tp.float32, tp.floating)
+        assert tp.float32.itemsize == 4 and tp.float32.shortname == "f32"
+    """
 
-    def mlir_type(self) -> Any:
+    name: str
+    """The human-readable name, e.g. ``"float32"``."""
+    shortname: str
+    """A short name, e.g. ``"f32"``."""
+    itemsize: float
+    """Bytes per element (``0.5`` for int4)."""
+    numpy_dtype: Any
+    is_floating: builtins.bool
+    is_integer: builtins.bool
+    _mlir: Optional[Callable[[], Any]]
+
+    def mlir_type(cls) -> Any:
         """The MLIR element type (needs an active MLIR context)."""
-        return self._mlir()
+        assert cls._mlir is not None, f"{cls.name} is a dtype category, not an element type"
+        return cls._mlir()
 
-    def __repr__(self) -> str:
-        return self.name
+    def __repr__(cls) -> str:
+        return cls.name
 
-    def __reduce__(self) -> str:  # pickle as the module-level singleton
-        return self.name
+    __str__ = __repr__
+
+
+class _BaseDtype(metaclass=dtype):
+    name = "BaseDtype"
+    shortname = ""
+    itemsize = -1
+    numpy_dtype = None
+    is_floating = False
+    is_integer = False
+    _mlir = None
+
+
+_BaseDtype.__module__ = __name__
+
+
+class integer(_BaseDtype):
+    """The category of all integer data types: ``issubclass(tp.int32, tp.integer)``."""
+
+    name = "integer"
+    is_integer = True
+
+
+class floating(_BaseDtype):
+    """The category of all floating-point data types: ``issubclass(tp.float16, tp.floating)``."""
+
+    name = "floating"
+    is_floating = True
+
+
+def _make(name: str, shortname: str, base: type, itemsize: float, numpy_dtype: Any, doc: str,
+          mlir: Callable[[], Any]) -> dtype:
+    cls = dtype(name, (base,), {"name": name, "shortname": shortname, "itemsize": itemsize,
+                                "numpy_dtype": np.dtype(numpy_dtype), "_mlir": staticmethod(mlir), "__doc__": doc,
+                                "__module__": __name__, "__qualname__": name})
+    return cls
 
 
 def _ir() -> Any:
@@ -40,15 +91,20 @@ def _ir() -> Any:
     return ir
 
 
-float32 = dtype("float32", 4, np.float32, True, False, lambda: _ir().F32Type.get())
-float16 = dtype("float16", 2, np.float16, True, False, lambda: _ir().F16Type.get())
-bfloat16 = dtype("bfloat16", 2, ml_dtypes.bfloat16, True, False, lambda: _ir().BF16Type.get())
-float8 = dtype("float8", 1, ml_dtypes.float8_e4m3fn, True, False, lambda: _ir().Float8E4M3FNType.get())
-int4 = dtype("int4", 0.5, ml_dtypes.int4, False, True, lambda: _ir().IntegerType.get_signless(4))
-int8 = dtype("int8", 1, np.int8, False, True, lambda: _ir().IntegerType.get_signless(8))
-int32 = dtype("int32", 4, np.int32, False, True, lambda: _ir().IntegerType.get_signless(32))
-int64 = dtype("int64", 8, np.int64, False, True, lambda: _ir().IntegerType.get_signless(64))
-bool = dtype("bool", 1, np.bool_, False, False, lambda: _ir().IntegerType.get_signless(1))  # noqa: A001
+float32 = _make("float32", "f32", floating, 4, np.float32, "32-bit floating point", lambda: _ir().F32Type.get())
+float16 = _make("float16", "f16", floating, 2, np.float16, "16-bit floating point", lambda: _ir().F16Type.get())
+bfloat16 = _make("bfloat16", "bf16", floating, 2, ml_dtypes.bfloat16, "16-bit brain-float",
+                 lambda: _ir().BF16Type.get())
+float8 = _make("float8", "f8", floating, 1, ml_dtypes.float8_e4m3fn, "8-bit floating point (E4M3)",
+               lambda: _ir().Float8E4M3FNType.get())
+int4 = _make("int4", "i4", integer, 0.5, ml_dtypes.int4, "4-bit signed integer",
+             lambda: _ir().IntegerType.get_signless(4))
+int8 = _make("int8", "i8", integer, 1, np.int8, "8-bit signed integer", lambda: _ir().IntegerType.get_signless(8))
+int32 = _make("int32", "i32", integer, 4, np.int32, "32-bit signed integer",
+              lambda: _ir().IntegerType.get_signless(32))
+int64 = _make("int64", "i64", integer, 8, np.int64, "64-bit signed integer",
+              lambda: _ir().IntegerType.get_signless(64))
+bool = _make("bool", "b", _BaseDtype, 1, np.bool_, "Boolean", lambda: _ir().IntegerType.get_signless(1))  # noqa: A001
 
 ALL_DTYPES: tuple[dtype, ...] = (float32, float16, bfloat16, float8, int4, int8, int32, int64, bool)
 FLOATING: tuple[dtype, ...] = tuple(d for d in ALL_DTYPES if d.is_floating)

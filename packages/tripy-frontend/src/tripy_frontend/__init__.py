@@ -43,6 +43,10 @@ for _name in ("__init__", "tolist", "__dlpack__", "__array__", "__bool__", "__in
 for _dt in _dtypes.ALL_DTYPES:
     PUBLIC_API[_dt.name] = _dt
 PUBLIC_API["dtype"] = _dtypes.dtype
+PUBLIC_API["floating"] = _dtypes.floating
+PUBLIC_API["integer"] = _dtypes.integer
+PUBLIC_API["config"] = _importlib.import_module("tripy_frontend.config")
+PUBLIC_API["types"] = _importlib.import_module("tripy_frontend.types")
 PUBLIC_API["logger"] = logger
 PUBLIC_API["TripyException"] = TripyException
 

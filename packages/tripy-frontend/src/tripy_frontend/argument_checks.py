@@ -19,6 +19,7 @@ from typing import Any, Callable, List, Optional, Tuple, TypeVar
 import numpy as np
 
 from tripy_flatir.exceptions import TripyException
+from tripy_frontend import config
 from tripy_frontend.tracebacks import strip_tripy_frames
 
 Check = Callable[[Any], bool]
@@ -165,6 +166,8 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # (also an API boundary: see tracebacks.py)
         nonlocal plan
         try:
+            if not config.enable_input_validation:
+                return func(*args, **kwargs)
             if plan is None:
                 plan = sig.make_plan()
             if plan:

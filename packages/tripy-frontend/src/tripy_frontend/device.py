@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tripy_backend.devices import check_device, compiler_name
+from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as _Device
+from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_frontend.export import public_api
 
 
@@ -23,7 +25,10 @@ class device(_Device):
 
     def __init__(self, device: str) -> None:
         super().__init__(device)
-        check_device(self)
+        try:
+            check_device(self)
+        except TripyException as e:  # report it at the user's line
+            raise_error(str(e), _stack.capture())
 
     def __repr__(self) -> str:
         return f"device(kind={self.kind}, index={self.index}, compiler={compiler_name(self)})"

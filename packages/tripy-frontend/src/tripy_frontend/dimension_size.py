@@ -20,13 +20,31 @@ from tripy_frontend.tensor import Tensor
 
 @public_api()
 class DimensionSize(Tensor):
-    """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints."""
+    """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
+    size prints as a number.
+
+    Arithmetic stays integral where Python's would: ``+``, ``-``, ``*``, ``//`` and ``%`` give
+    DimensionSizes, and so does ``/`` by an int that divides the size (``a.shape[2] / 2``); a static
+    size that does not divide gives a Python float, as ``6 / 4`` does. For a size known only at run
+    time, ``/`` divides as integers (it cannot know whether the division is exact).
+
+    .. code-block:: python
+
+        a = tp.ones((2, 3, 8))
+        assert str(a.shape[1]) == "3"
+        half = a.shape[2] / 2
+        assert isinstance(half, tp.DimensionSize) and half == 4
+        assert tp.reshape(a, (2, a.shape[1], a.shape[2] / 2, -1)).shape == (2, 3, 4, 2)
+        assert tp.DimensionSize(5, name="five") + 1 == 6
+    """
 
     __slots__ = ("_static", "_tt")
 
-    def __init__(self, data: Any) -> None:  # noqa: D107
+    def __init__(self, data: Any, name: Optional[str] = None) -> None:  # noqa: D107
         self._static: Optional[int] = int(data)
         self._tt: Optional[TraceTensor] = None
+        if name:
+            self.trace_tensor.name = name
 
     @property  # type: ignore[override]
     def trace_tensor(self) -> TraceTensor:  # built lazily: most static sizes never enter a graph
@@ -52,6 +70,16 @@ class DimensionSize(Tensor):
     def __repr__(self) -> str:
         return str(self._static) if self._static is not None else str(int(self))
 
+    __str__ = __repr__
+
+    def __truediv__(self, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool) or isinstance(other, DimensionSize):
+            a, b = self._static, static_value(other) if isinstance(other, DimensionSize) else int(other)
+            if a is not None and b is not None and b != 0 and a % b != 0:
+                return a / b
+            return self // other
+        return Tensor.__truediv__(self, other)  # type: ignore[attr-defined]
+
     def __int__(self) -> int:
         return self._static if self._static is not None else int(Tensor._scalar(self))
 
@@ -68,6 +96,21 @@ def static_value(t: Any) -> Optional[int]:
     return None
 
 
+class Shape(tuple):
+    """A tensor's shape: a tuple of DimensionSizes that also compares equal to a list, as older nvtripy's
+    shapes did (``t.shape == [2, 3]`` and ``t.shape == (2, 3)``)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 def shape_of(t: Tensor) -> tuple:
     out = []
     for d, size in enumerate(t.trace_tensor.shape):
@@ -75,7 +118,7 @@ def shape_of(t: Tensor) -> tuple:
             out.append(DimensionSize(size))
         else:
             out.append(DimensionSize._dynamic(Tensor._from_op(DimSize, [t], dim=d)))
-    return tuple(out)
+    return Shape(out)
 
 
 def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False) -> Callable[..., Any]:

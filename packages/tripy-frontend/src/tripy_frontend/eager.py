@@ -37,7 +37,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
     if program is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
         program = _compile(outputs, inputs, key, program)
     else:
-        logger.log("cache", "program cache hit")
+        logger.log("program cache hit", "cache")
     try:
         buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
     except AttributeError:  # a runtime input of tp.compile: no value while tracing
@@ -53,14 +53,14 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
             _cannot_evaluate_traced(t)
     if cached is not None:
         lower(trace)  # show the IR even when the compiled program is reused
-        logger.log("cache", "program cache hit")
+        logger.log("program cache hit", "cache")
         return cached
     device = trace.outputs[0].device
     _, module = lower(trace)
     program = backend_compile(module, [t.shape for t in trace.inputs], device,
                               optimization_level=EAGER_OPTIMIZATION_LEVEL)
     PROGRAM_CACHE.put(key, program)
-    logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
+    logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return program
 
 

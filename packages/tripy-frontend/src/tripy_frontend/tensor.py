@@ -36,6 +36,10 @@ class Tensor:
     """
 
     __slots__ = ("trace_tensor", "__weakref__")
+    # NumPy's operators defer to tripy's (``np_array + tensor`` is a Tensor, as in nvtripy): NumPy returns
+    # NotImplemented from ndarray.__add__ for an operand of higher priority, so Python calls Tensor.__radd__.
+    # NumPy functions (np.exp(t), np.allclose(t, a)) still read the value through __array__.
+    __array_priority__ = 1000
     _tripy_unchecked_init = True  # construction validates its data itself and is on the eager hot path
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
@@ -127,6 +131,11 @@ class Tensor:
         return self.trace_tensor.rank
 
     @property
+    def ndim(self) -> int:
+        """The number of dimensions (the same as ``rank``, by NumPy's name)."""
+        return self.trace_tensor.rank
+
+    @property
     def shape(self) -> tuple:
         """The shape as a tuple of ``DimensionSize`` values (ints when known, run-time values when not)."""
         from tripy_frontend.dimension_size import shape_of
@@ -151,6 +160,7 @@ class Tensor:
         from tripy_frontend.eager import evaluate
 
         if not isinstance(self.trace_tensor.producer, Storage):
+            _warn_if_compiling(self)
             try:  # (an API boundary: see tracebacks.py)
                 evaluate([self])
             except TripyException as e:
@@ -268,6 +278,17 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
+def _warn_if_compiling(t: "Tensor") -> None:
+    from tripy_flatir.logging import logger
+    from tripy_frontend.compiler.tracing import traced_function
+
+    name = traced_function()
+    if name is not None:
+        frame = t.stack_info.user_frame if t.stack_info else None
+        logger.warning(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
+                       f"'{name}': its value is computed now, once, and baked into the executable as a constant.")
+
+
 def _default_device() -> Device:
     return _CPU
 
@@ -282,8 +303,13 @@ def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray
     elif hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
         try:
             array = np.from_dlpack(data)
-        except Exception:
-            array = None
+        except Exception:  # a dtype NumPy cannot read (bfloat16, float8, int4): the runtime's importer can
+            try:
+                array = memory.from_dlpack(data)
+            except ValueError as e:
+                raise_error(f"Could not read the {type(data).__name__} through DLPack: {e}", info,
+                            ["tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
+                             "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."])
     if array is None and (hasattr(data, "__array__") or hasattr(data, "__array_interface__")):
         array = np.asarray(data)
     if array is None:

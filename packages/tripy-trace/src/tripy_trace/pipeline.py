@@ -16,11 +16,11 @@ from tripy_trace.trace import Trace
 def lower(trace: Trace) -> Tuple[FlatIRFunction, Any]:
     """Trace -> (FlatIR function, verified MLIR module). The module's ops carry locations naming their
     FlatIR tensors and the user's source lines (see ``tripy_flatir.locations``)."""
-    logger.log("trace", lambda: f"==== Trace IR ====\n{trace}\n")
+    logger.log(lambda: f"==== Trace IR ====\n{trace}\n", "trace")
     start = time.perf_counter()
     flat = trace.to_flat_ir()
-    logger.log("flat_ir", lambda: f"==== Flat IR ====\n{flat}\n")
+    logger.log(lambda: f"==== Flat IR ====\n{flat}\n", "flat_ir")
     module = flat.to_mlir()
-    logger.log("mlir", lambda: f"==== MLIR ====\n{module}")
-    logger.log("timing", lambda: f"lowered in {time.perf_counter() - start:.4f} s")
+    logger.log(lambda: f"==== MLIR ====\n{module}", "mlir")
+    logger.log(lambda: f"lowered in {time.perf_counter() - start:.4f} s", "timing")
     return flat, module

@@ -85,6 +85,7 @@ def write(path: str, contents: Contents, producer: str) -> None:
         "optimization_level": contents.optimization_level,
     }
     directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
     fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -15,6 +15,8 @@ from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace
 from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
+from tripy_frontend.compiler.tracing import tracing
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -44,7 +46,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
             GPT-2 small runs ~2.6x faster than under XLA's default runtime); 0-3 generate code with
             LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
             evaluation compiles at 3.
-        args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs, anything else is baked in.
+        args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
+            tuples and dicts, which the executable then takes alike), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
     Returns:
@@ -68,6 +71,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         assert exe(tp.Tensor([1.0, 2.0])).tolist() == [11.0, 22.0]
     """
     where = _stack.capture()
+    if callable(func) and has_nested_inputs(args, kwargs):
+        return compile_nested(compile, func, optimization_level, args, kwargs)
     signature = _check_arguments(func, optimization_level, args, kwargs, where)
     fname = getattr(func, "__qualname__", None) or type(func).__name__
     inputs = _RuntimeInputs(where)
@@ -79,7 +84,9 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     if len(set(inputs.names)) != len(inputs.names):
         raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
 
-    outputs, returns_tuple = _outputs_of(func(*call_args, **call_kwargs), fname, where)
+    with tracing(fname):
+        result = func(*call_args, **call_kwargs)
+    outputs, returns_tuple = _outputs_of(result, fname, where)
     trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
     _, module = lower(trace)
     constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]

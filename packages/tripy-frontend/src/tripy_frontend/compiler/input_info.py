@@ -14,15 +14,22 @@ from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
 from tripy_frontend.export import public_api
 
 
+@public_api()
 class Bounds(NamedTuple):
-    """Per-dim minimum, optimum and maximum sizes of an input's shape."""
+    """Per-dim minimum, optimum and maximum sizes of an input's shape (``InputInfo.shape_bounds``).
+
+    .. code-block:: python
+
+        bounds = tp.InputInfo(((1, 2, 3), 4), dtype=tp.float32).shape_bounds
+        assert bounds == tp.Bounds(min=(1, 4), opt=(2, 4), max=(3, 4)) and not bounds.is_static()
+    """
 
     min: Tuple[int, ...]
     opt: Tuple[int, ...]
     max: Tuple[int, ...]
 
     def is_static(self) -> bool:
-        return self.min == self.max
+        return self.min == self.opt == self.max
 
 
 @public_api()

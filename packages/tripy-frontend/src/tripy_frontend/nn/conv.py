@@ -55,10 +55,14 @@ class Conv(Module):
     """The bias, of shape ``[out_channels]``, or None."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_dims: Sequence[int],
-                 padding: Optional[Sequence[Sequence[int]]] = None, stride: Optional[Sequence[int]] = None,
-                 groups: Optional[int] = None, dilation: Optional[Sequence[int]] = None, bias: bool = True,
+                 stride: Optional[Sequence[int]] = None, padding: Optional[Sequence[Sequence[int]]] = None,
+                 dilation: Optional[Sequence[int]] = None, groups: Optional[int] = None, bias: bool = True,
                  dtype: dtypes.dtype = dtypes.float32) -> None:
         """
+        The positional order is nvtripy 0.1.7's: ``(in_channels, out_channels, kernel_dims, stride, padding,
+        dilation, groups, bias, dtype)`` (earlier nvtripy releases put padding before stride; pass them by
+        keyword to write code that reads the same in both).
+
         Args:
             in_channels: The number of input channels.
             out_channels: The number of output channels.

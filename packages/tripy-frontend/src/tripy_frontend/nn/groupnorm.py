@@ -10,7 +10,8 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
-from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, normalize, per_channel
+from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
+    per_channel
 from tripy_frontend.tensor import Tensor
 
 
@@ -83,6 +84,9 @@ class GroupNorm(Module):
         check_input(x, self, self.dtype, min_rank=3)
         check_channels(x, self, self.num_channels)
         shape = x.shape
-        grouped = reshape(x, (shape[0], self.num_groups, -1))
-        out = reshape(normalize(grouped, (2,), self.eps), shape)
-        return out * per_channel(self.weight, x.rank) + per_channel(self.bias, x.rank)
+
+        def group_norm(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+            grouped = reshape(x, (shape[0], self.num_groups, -1))
+            return reshape(normalize(grouped, (2,), self.eps), shape) * w + b
+
+        return in_float32(group_norm, x, per_channel(self.weight, x.rank), per_channel(self.bias, x.rank))

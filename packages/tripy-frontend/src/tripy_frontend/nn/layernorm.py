@@ -10,7 +10,7 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
-from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_arg, normalize
+from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_arg, in_float32, normalize
 from tripy_frontend.tensor import Tensor
 
 
@@ -80,4 +80,4 @@ class LayerNorm(Module):
                         f"{list(self.normalized_shape)}, but the input has shape {list(x.trace_tensor.shape)}.",
                         _stack.capture(), [], [x.stack_info])
         dims = tuple(range(x.rank - d, x.rank))
-        return normalize(x, dims, self.eps) * self.weight + self.bias
+        return in_float32(lambda x, w, b: normalize(x, dims, self.eps) * w + b, x, self.weight, self.bias)

@@ -26,12 +26,12 @@ class Linear(Module):
     With ``quant_dtype`` set, the weight is quantized to that type and dequantized before the product
     (weight-only quantization; also the input when ``input_scale`` is set):
 
-    * ``int8`` / ``float8``, per tensor (``weight_quant_dim=None``): ``weight_scale`` is a scalar.
-    * ``int8`` / ``float8``, per channel (``weight_quant_dim=0`` or ``1``): ``weight_scale`` has one
-      entry per row (dim 0) or column (dim 1) of the weight.
-    * ``int4``, block-wise (``weight_quant_dim=None``): ``weight_scale`` is 2-D, ``[out_features / block,
-      in_features]``: each block of ``block`` consecutive weight rows shares one scale per column (as in
-      nvtripy). The int4 values [-8, 7] are held in int8, since XLA:CPU has no int4 arithmetic.
+    * per tensor (``weight_quant_dim=None``): ``weight_scale`` is a scalar.
+    * per channel (``weight_quant_dim=0`` or ``1``): ``weight_scale`` has one entry per row (dim 0) or
+      column (dim 1) of the weight.
+    * ``int4`` only, block-wise (``weight_quant_dim=None`` and a 2-D ``weight_scale``, ``[out_features / block,
+      in_features]``): each block of ``block`` consecutive weight rows shares one scale per column (as in
+      nvtripy). int4 weights are weight-only: an ``input_scale`` is refused.
 
     .. code-block:: python
 
@@ -81,9 +81,6 @@ class Linear(Module):
         if weight_quant_dim is not None and weight_quant_dim not in (0, 1):
             raise_error(f"tp.Linear: weight_quant_dim must be 0, 1 or None, but got {weight_quant_dim!r}.",
                         _stack.capture())
-        if quant_dtype is dtypes.int4 and weight_quant_dim is not None:
-            raise_error("tp.Linear: int4 weights use block-wise quantization, so weight_quant_dim must be None.",
-                        _stack.capture(), ["Use int8 or float8 for per-channel quantization."])
         self.quant_dtype = quant_dtype
         self.weight_quant_dim = weight_quant_dim
         self.weight_scale: Any = None
@@ -92,7 +89,7 @@ class Linear(Module):
             if weight_quant_dim is not None:
                 scale_shape: Optional[tuple] = ((out_features, in_features)[weight_quant_dim],)
             else:
-                scale_shape = None if quant_dtype is dtypes.int4 else ()
+                scale_shape = None if quant_dtype is dtypes.int4 else ()  # int4: per tensor or block-wise
             self.weight_scale = DefaultParameter(scale_shape, dtype)
             self.input_scale = OptionalParameter((), dtype)
 
@@ -102,7 +99,9 @@ class Linear(Module):
             x: The input, of shape ``[..., in_features]``.
 
         Returns:
-            The output, of shape ``[..., out_features]``.
+            The output, of shape ``[..., out_features]``. As in nvtripy, a 1-D input gives ``[1, out_features]``
+            when the layer has a bias (nvtripy adds the bias as a ``[1, out_features]`` row), and
+            ``[out_features]`` when it has none.
         """
         from tripy_frontend.ops.reshape import reshape
         from tripy_frontend.ops.transpose import transpose
@@ -129,7 +128,7 @@ class Linear(Module):
         else:
             out = x @ transpose(weight, 0, 1)
         if self.bias is not None:
-            out = out + self.bias
+            out = out + (reshape(self.bias, (1, self.out_features)) if x.rank == 1 else self.bias)
         if len(leading) > 1:
             out = reshape(out, tuple(leading) + (self.out_features,))
         return out
@@ -147,29 +146,5 @@ class Linear(Module):
                 raise_error("tp.Linear: int4 quantization is weight-only; an input_scale is not supported.",
                             _stack.capture())
             x = dequantize(quantize(x, self.input_scale, self.quant_dtype), self.input_scale, self.dtype)
-        if self.quant_dtype is dtypes.int4:
-            return self._int4_blockwise(weight), x
         qw = quantize(weight, self.weight_scale, self.quant_dtype, self.weight_quant_dim)
         return dequantize(qw, self.weight_scale, self.dtype, self.weight_quant_dim), x
-
-    def _int4_blockwise(self, weight: Tensor) -> Tensor:
-        """Block-wise int4 quantize-dequantize of the weight. Scale ``[out / block, in]``: each block of
-        ``block`` consecutive rows shares one scale per column. The int4 values [-8, 7] are held in int8
-        (XLA:CPU has no int4 arithmetic), which gives the same results."""
-        from tripy_frontend.ops.dequantize import dequantize
-        from tripy_frontend.ops.maximum import maximum
-        from tripy_frontend.ops.minimum import minimum
-        from tripy_frontend.ops.quantize import quantize
-        from tripy_frontend.ops.reshape import reshape
-
-        scale = self.weight_scale
-        shape = tuple(scale.trace_tensor.shape)
-        if len(shape) != 2 or shape[1] != self.in_features or shape[0] <= 0 or self.out_features % shape[0]:
-            raise_error(f"tp.Linear: an int4 weight_scale must have shape [out_features / block, in_features] = "
-                        f"[{self.out_features} / block, {self.in_features}], but it has shape {list(shape)}.",
-                        _stack.capture(), ["The number of blocks must divide out_features."], [scale.stack_info])
-        blocks = shape[0]
-        block_scale = reshape(scale, (blocks, 1, self.in_features))
-        scaled = reshape(weight, (blocks, self.out_features // blocks, self.in_features)) / block_scale
-        q = maximum(minimum(quantize(scaled, 1.0, dtypes.int8), 7), -8)
-        return reshape(dequantize(q, 1.0, self.dtype) * block_scale, (self.out_features, self.in_features))

@@ -20,6 +20,7 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
+from tripy_frontend.nn import module_text
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import api_boundary
@@ -362,21 +363,21 @@ class Module:
             assert p.dtype.numpy_dtype is not None
             slot.set(Tensor(data.astype(p.dtype.numpy_dtype), dtype=p.dtype))
 
-    # ---- text ----------------------------------------------------------------------------------------
+    # ---- text and comparison (nn/module_text.py) -----------------------------------------------------
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}("]
-        for name, p in self.named_parameters():
-            shape = _static_shape(p)
-            shape_s = "unknown" if shape is None else "[" + ", ".join("?" if d < 0 else str(d) for d in shape) + "]"
-            state = "" if isinstance(p, Tensor) else ", not set"
-            lines.append(f"    {name}: Parameter(shape={shape_s}, dtype={p.dtype}{state}),")
-        for name, child in self.named_children():
-            body = repr(child).replace("\n", "\n    ")
-            lines.append(f"    {name}: {body},")
-        lines.append(")")
-        return "\n".join(lines) if len(lines) > 2 else f"{type(self).__name__}()"
+        return module_text.repr_text(self)
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return module_text.str_text(self)
+
+    def __eq__(self, other: object) -> bool:
+        """Modules of the same class with equal attributes are equal, as nvtripy's dataclass modules are
+        (tensors compare by dtype, shape and values, which evaluates them). Like those, modules are not hashable."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return module_text.equal(vars(self), vars(other))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _as_array(value: Any) -> Optional[np.ndarray]:

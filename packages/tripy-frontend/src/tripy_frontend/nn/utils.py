@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
@@ -55,6 +55,18 @@ def normalize(x: Tensor, dims: Sequence[int], eps: float) -> Tensor:
     centered = x - mean(x, dim=tuple(dims), keepdim=True)
     variance = mean(centered * centered, dim=tuple(dims), keepdim=True)
     return centered * rsqrt(variance + eps)
+
+
+def in_float32(fn: Callable[..., Tensor], x: Tensor, *params: Tensor) -> Tensor:
+    """``fn(x, *params)`` computed in float32 when `x` is float16 or bfloat16, and the result cast back: the
+    mean and variance of a normalization lose too much in half precision (PyTorch's CPU kernels also
+    accumulate in float32)."""
+    from tripy_frontend.ops.cast import cast
+
+    if x.dtype not in (dtypes.float16, dtypes.bfloat16):
+        return fn(x, *params)
+    up = [cast(t, dtypes.float32) if t.dtype is x.dtype else t for t in (x, *params)]
+    return cast(fn(*up), x.dtype)
 
 
 def per_channel(p: Tensor, rank: int) -> Tensor:

@@ -25,9 +25,11 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
     bound, but since the output shape depends on its value it is read when the index is applied, so it
     cannot be computed from the inputs of a function being compiled.
 
-    An int index must be in range (negative ints count from the end). A rank-0 integer tensor used as
-    an index selects like :func:`tripy.gather` (negative values count from the end; values out of range
-    are clamped at run time). To index with a tensor of indices, use :func:`tripy.gather`.
+    An int index must be in range (negative ints count from the end). An integer tensor used as an
+    index selects like :func:`tripy.gather` along its dim (negative values count from the end; values out
+    of range are clamped at run time): a rank-0 one removes the dim, one of rank k replaces it by the k
+    dims of the index (``t[tp.Tensor([2, 0])]``), as NumPy does with one index array. Several tensor
+    indices of rank above 0 in one index (NumPy broadcasts those together) are not supported.
 
     .. code-block:: python
 
@@ -37,6 +39,8 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
         assert t[:, 1:3].tolist() == [[1, 2], [5, 6], [9, 10]]
         assert t[None, ..., 0].tolist() == [[0, 4, 8]]
         assert t[: t.shape[0] - 1, -1].tolist() == [3, 7]
+        assert t[tp.Tensor([2, 0])].tolist() == [[8, 9, 10, 11], [0, 1, 2, 3]]
+        assert t[1:, tp.Tensor([[3], [0]])].tolist() == [[[7], [4]], [[11], [8]]]
     """
     from tripy_frontend.dimension_size import DimensionSize, static_value
     from tripy_frontend.ops.gather import gather
@@ -114,6 +118,15 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
     if squeeze or new_axes or any(spec != (None, None, 1) for spec in specs):
         out = Tensor._from_op(Slice, [self] + bounds, index=tuple(specs), squeeze=tuple(squeeze),
                               new_axes=tuple(new_axes))
+    advanced = [i for i, item in enumerate(items) if item is not None and not isinstance(item, slice)]
+    if any(t.rank > 0 for _, t in tensor_indices) and advanced[-1] - advanced[0] + 1 != len(advanced):
+        raise_error(f"{_WHAT}: an index tensor of rank above 0 cannot be combined with integer indices that a "
+                    "slice or None separates from it (NumPy would move the indexed dims to the front).",
+                    _stack.capture(), ["Index in steps, e.g. t[i][:, index]."], [self.stack_info])
+    if sum(t.rank > 0 for _, t in tensor_indices) > 1:
+        raise_error(f"{_WHAT}: only one index tensor of rank above 0 is supported in one index (NumPy would "
+                    "broadcast several together).", _stack.capture(),
+                    ["Index in steps (t[i][:, j]) or use tripy.gather once per dim."], [self.stack_info])
     for pos, t in reversed(tensor_indices):
         out = gather(out, pos, t)
     return out
@@ -153,7 +166,9 @@ def _check_item(item: Any) -> None:
     if isinstance(item, DimensionSize):
         return
     if isinstance(item, Tensor):
-        _check_index_tensor(item, "index")
+        if not item.dtype.is_integer:
+            raise_error(f"{_WHAT}: a tensor used as an index must have an integer dtype, but has {item.dtype}.",
+                        _stack.capture(), ["Convert it with tripy.cast(index, tp.int32)."], [item.stack_info])
         return
     if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
         return

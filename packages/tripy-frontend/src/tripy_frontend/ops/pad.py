@@ -16,15 +16,18 @@ from tripy_frontend.tensor import Tensor
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
         value: Union[int, float, bool] = 0) -> Tensor:
-    """Pad a tensor with a constant value.
+    """Pad a tensor: with a constant value, or with its own elements.
 
     Args:
         input: The input tensor (any dtype but ``tp.int4``: tripy cannot lower an int4 constant yet).
         pad: One ``(before, after)`` pair per dim of `input`: how many elements to add before the first and
-            after the last element of that dim. Entries are ints or DimensionSizes; a negative amount
-            removes elements instead.
-        mode: The padding mode. Only ``"constant"`` is supported.
-        value: The value of the added elements.
+            after the last element of that dim. Entries are ints or DimensionSizes; with ``"constant"``, a
+            negative amount removes elements instead.
+        mode: ``"constant"`` (fill with `value`), or, as PyTorch's ``pad`` names them, ``"reflect"`` (mirror
+            the elements next to the edge, without repeating it: ``[1, 2, 3]`` padded by 2 before is
+            ``[3, 2, 1, 2, 3]``), ``"replicate"`` (repeat the edge element) or ``"circular"`` (wrap around).
+            The other modes need static sizes and non-negative amounts.
+        value: The value of the added elements (``"constant"`` only).
 
     .. code-block:: python
 
@@ -32,10 +35,13 @@ def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
         out = tp.pad(input, ((1, 0), (0, 2)), value=-1.0)
         expected = np.pad(np.arange(6, dtype=np.float32).reshape(2, 3), ((1, 0), (0, 2)), constant_values=-1.0)
         assert np.array_equal(np.from_dlpack(out), expected)
+        out = tp.pad(tp.Tensor([1.0, 2.0, 3.0]), [(2, 1)], mode="reflect")
+        assert out.tolist() == [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
     """
     what = "tripy.pad"
-    if mode != "constant":
-        raise_error(f"{what}: unsupported padding mode {mode!r}.", _stack.capture(), ["Only mode='constant' is supported."])
+    if mode not in ("constant", *_INDEX_MODES):
+        raise_error(f"{what}: unsupported padding mode {mode!r}.", _stack.capture(),
+                    ["Supported modes: 'constant', " + ", ".join(repr(m) for m in _INDEX_MODES) + "."])
     if isinstance(pad, Tensor) or not isinstance(pad, Sequence) or not all(
             isinstance(p, Sequence) and not isinstance(p, Tensor) and len(p) == 2 for p in pad):
         raise_error(f"{what}: `pad` must be a sequence of (before, after) pairs, one per dim, but got {pad!r}.",
@@ -46,12 +52,42 @@ def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
                     _stack.capture(), [], [input.stack_info])
     low, low_t = _amounts([p[0] for p in pad], what)
     high, high_t = _amounts([p[1] for p in pad], what)
+    if mode != "constant":
+        return _pad_from_input(input, low, high, mode, what)
     value_t = _pad_value(value, input, what)
     inputs = [input, value_t]
     if low_t is not None or high_t is not None:
         inputs += [low_t if low_t is not None else constant(list(low), dtypes.int32),
                    high_t if high_t is not None else constant(list(high), dtypes.int32)]
     return Tensor._from_op(Pad, inputs, low=low, high=high)
+
+
+# Modes that pad with the input's own elements, and NumPy's name for the same index pattern.
+_INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) -> Tensor:
+    """Pad each dim by gathering the input's elements at positions that follow `mode` (the positions are
+    NumPy's padding of ``arange(size)``, a constant index vector; the gather runs in the program)."""
+    from tripy_frontend.ops.gather import gather
+
+    shape = input.trace_tensor.shape
+    out = input
+    for d, (lo, hi) in enumerate(zip(low, high)):
+        if lo == 0 and hi == 0:
+            continue
+        if lo is None or hi is None or shape[d] < 0 or lo < 0 or hi < 0:
+            raise_error(f"{what}: mode={mode!r} needs static, non-negative padding amounts and static sizes, but "
+                        f"dim {d} has size {'unknown' if shape[d] < 0 else shape[d]} and padding "
+                        f"({'?' if lo is None else lo}, {'?' if hi is None else hi}).", _stack.capture())
+        n = shape[d]
+        if n == 0 or (mode == "reflect" and max(lo, hi) >= n):
+            raise_error(f"{what}: mode={mode!r} cannot pad dim {d} of size {n} by ({lo}, {hi}).", _stack.capture(),
+                        ["'reflect' padding must be smaller than the size of the dim (as in PyTorch); "
+                         "every mode needs a non-empty dim."], [input.stack_info])
+        index = np.pad(np.arange(n, dtype=np.int32), (lo, hi), mode=_INDEX_MODES[mode])  # type: ignore[call-overload]
+        out = gather(out, d, constant(index, dtypes.int32, input.device))
+    return out
 
 
 def _amounts(values: List[Any], what: str) -> Any:

@@ -6,21 +6,24 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.types import IntLike
 
 
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
-def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[int]], dim: int = 0) -> Tuple[Tensor, ...]:
+def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[IntLike]], dim: int = 0) -> Tuple[Tensor, ...]:
     """Split a tensor into pieces along `dim`.
 
     Args:
         input: The input tensor.
         num_split_or_sizes: An int ``n``: split into ``n`` pieces of ``ceil(size / n)`` elements each; if
             the size is not divisible by ``n``, the last pieces are smaller (possibly empty).
-            A sequence of ints: the size of each piece; they must add up to the size of the dim.
+            A sequence of ints or DimensionSizes: the size of each piece; they must add up to the size of
+            the dim.
         dim: The dim to split.
 
     Returns:
-        A tuple of tensors.
+        A tuple of tensors, as in nvtripy 0.1.7 (older nvtripy returned a list: a tuple indexes, unpacks
+        and iterates the same way; ``list(tp.split(...))`` gives a list).
 
     .. code-block:: python
 
@@ -29,6 +32,8 @@ def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[int]], dim: int
         assert b.tolist() == [[4, 5], [6, 7]]
         first, rest = tp.split(input, [1, 5], dim=0)
         assert first.shape == (1, 2) and rest.shape == (5, 2)
+        first, rest = tp.split(input, [input.shape[1], 4])
+        assert rest.shape == (4, 2)
         left, right = tp.split(input, 2, dim=1)
         assert left.tolist() == [[0], [2], [4], [6], [8], [10]]
     """

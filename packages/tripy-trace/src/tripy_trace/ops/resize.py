@@ -10,7 +10,9 @@ For output position i of a dim resized from `n` to `m` elements:
   * linear, align_corners=False: source coordinate max((i + 0.5) * (n / m) - 0.5, 0) ("half pixel");
   * linear, align_corners=True: source coordinate i * (n - 1) / (m - 1) (0 when m == 1);
   linear blends the two neighbouring elements (the upper one clamped to n - 1) by the fractional part.
-This matches PyTorch's ``interpolate(mode="nearest" | "linear"/"bilinear"/"trilinear")`` with
+  * cubic: the source coordinate as for linear but not clamped at 0; the four elements around it
+    (indices clamped to [0, n - 1]) are blended with Keys' cubic convolution weights, a = -0.75.
+This matches PyTorch's ``interpolate(mode="nearest" | "linear"/"bilinear"/"trilinear" | "bicubic")`` with
 ``output_size``. Resizing several dims applies the 1-D rule along each (multilinear interpolation).
 The indices and weights are computed in the program (iota arithmetic) and applied with gathers.
 """
@@ -28,6 +30,7 @@ from tripy_flatir.ops.convert import ConvertOp
 from tripy_flatir.ops.divide import DivideOp
 from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 from tripy_flatir.ops.dynamic_iota import DynamicIotaOp
+from tripy_flatir.ops.floor import FloorOp
 from tripy_flatir.ops.iota import IotaOp
 from tripy_flatir.ops.maximum import MaxOp
 from tripy_flatir.ops.minimum import MinOp
@@ -55,7 +58,7 @@ def scaled_size(size: int, scale: float) -> int:
 
 @dataclasses.dataclass(repr=False, eq=False)
 class Resize(BaseTraceOp):
-    mode: str  # "nearest" | "linear"
+    mode: str  # "nearest" | "linear" | "cubic"
     shape: Tuple[int, ...]  # the output shape when given (DYNAMIC where in the shape tensor); ignored with scales
     scales: Optional[Tuple[float, ...]]
     align_corners: bool
@@ -93,6 +96,8 @@ class Resize(BaseTraceOp):
             resizer = _Resizer(current, d, in_sizes[d], out_sizes[d], arith, shape)
             if self.mode == "nearest":
                 current = resizer.nearest(target)
+            elif self.mode == "cubic":
+                current = resizer.cubic(self.align_corners, target)
             else:
                 current = resizer.linear(self.align_corners, target)
 
@@ -154,33 +159,74 @@ class _Resizer:
         source = self.binary(DivideOp, scaled, self.splat(self.m, dtypes.int32))  # floor: both non-negative
         return take(self.x, source, self.dim, out or FlatIRTensor.build(self.out_shape, self.x.dtype, self.device))
 
+    def source_coords(self, align_corners: bool, clamp: bool) -> FlatIRTensor:
+        """The (float32) source coordinate of each output position."""
+        f32, arith = dtypes.float32, self.arith
+        coords = lowering.convert(self.positions, f32)
+        if align_corners:
+            ratio = self.binary(DivideOp, self.splat(arith.sub(self.n, 1), f32),
+                                self.splat(arith.maximum(arith.sub(self.m, 1), 1), f32))
+            return self.binary(MultiplyOp, coords, ratio)
+        ratio = self.binary(DivideOp, self.splat(self.n, f32), self.splat(self.m, f32))
+        centers = self.binary(AddOp, coords, self.splat(0.5, f32))
+        shifted = self.binary(SubtractOp, self.binary(MultiplyOp, centers, ratio), self.splat(0.5, f32))
+        return self.binary(MaxOp, shifted, self.splat(0.0, f32)) if clamp else shifted
+
+    def blend(self, indices: List[FlatIRTensor], weights: List[FlatIRTensor],
+              out: Optional[FlatIRTensor]) -> FlatIRTensor:
+        """sum_k weights[k] * x[indices[k]] along the dim, accumulated in float32."""
+        f32, i32 = dtypes.float32, dtypes.int32
+        last = self.splat(self.arith.sub(self.n, 1), i32)
+        zero = self.splat(0, i32)
+        terms = []
+        for idx, w in zip(indices, weights):
+            idx = self.binary(MinOp, self.binary(MaxOp, idx, zero), last)
+            v = lowering.convert(take(self.x, idx, self.dim, FlatIRTensor.build(self.out_shape, self.x.dtype,
+                                                                                   self.device)), f32)
+            terms.append(self.binary(MultiplyOp, v, self.along_dim(w, v)))
+        total = terms[0]
+        for i, term in enumerate(terms[1:], 1):
+            into = out if i == len(terms) - 1 and self.x.dtype is f32 else None
+            total = self.binary(AddOp, total, term, into)
+        if self.x.dtype is f32:
+            return total
+        result = out or FlatIRTensor.build(self.out_shape, self.x.dtype, self.device)
+        ConvertOp.build([total], [result])
+        return result
+
     def linear(self, align_corners: bool, out: Optional[FlatIRTensor]) -> FlatIRTensor:
         f32, i32 = dtypes.float32, dtypes.int32
-        arith = self.arith
-        coords = lowering.convert(self.positions, f32)
-        n_minus_1 = arith.sub(self.n, 1)
-        if align_corners:
-            ratio = self.binary(DivideOp, self.splat(n_minus_1, f32), self.splat(arith.maximum(arith.sub(self.m, 1), 1), f32))
-            source = self.binary(MultiplyOp, coords, ratio)
-        else:
-            ratio = self.binary(DivideOp, self.splat(self.n, f32), self.splat(self.m, f32))
-            centers = self.binary(AddOp, coords, self.splat(0.5, f32))
-            shifted = self.binary(SubtractOp, self.binary(MultiplyOp, centers, ratio), self.splat(0.5, f32))
-            source = self.binary(MaxOp, shifted, self.splat(0.0, f32))
-        last = self.splat(n_minus_1, i32)
-        lower = self.binary(MinOp, lowering.convert(source, i32), last)  # source >= 0: truncation is floor
-        upper = self.binary(MinOp, self.binary(AddOp, lower, self.splat(1, i32)), last)
+        source = self.source_coords(align_corners, clamp=True)
+        lower = lowering.convert(source, i32)  # source >= 0: truncation is floor
+        upper = self.binary(AddOp, lower, self.splat(1, i32))
         upper_weight = self.binary(SubtractOp, source, lowering.convert(lower, f32))
         lower_weight = self.binary(SubtractOp, self.splat(1.0, f32), upper_weight)
+        return self.blend([lower, upper], [lower_weight, upper_weight], out)
 
-        values = [take(self.x, idx, self.dim, FlatIRTensor.build(self.out_shape, self.x.dtype, self.device))
-                  for idx in (lower, upper)]
-        values = [lowering.convert(v, f32) for v in values]
-        terms = [self.binary(MultiplyOp, v, self.along_dim(w, v)) for v, w in zip(values, (lower_weight, upper_weight))]
-        result_dtype = self.x.dtype
-        if result_dtype is f32:
-            return self.binary(AddOp, terms[0], terms[1], out)
-        blended = self.binary(AddOp, terms[0], terms[1])
-        result = out or FlatIRTensor.build(self.out_shape, result_dtype, self.device)
-        ConvertOp.build([blended], [result])
-        return result
+    def cubic(self, align_corners: bool, out: Optional[FlatIRTensor]) -> FlatIRTensor:
+        f32, i32 = dtypes.float32, dtypes.int32
+        source = self.source_coords(align_corners, clamp=False)
+        floor = FlatIRTensor.build(self.vec_shape, f32, self.device)
+        FloorOp.build([source], [floor])
+        t = self.binary(SubtractOp, source, floor)
+        base = lowering.convert(floor, i32)
+        indices = [self.binary(AddOp, base, self.splat(k, i32)) for k in (-1, 0, 1, 2)]
+        one = self.splat(1.0, f32)
+        distances = [self.binary(AddOp, t, one), t, self.binary(SubtractOp, one, t),
+                     self.binary(SubtractOp, self.splat(2.0, f32), t)]
+        weights = [self.keys_weight(d, near=k in (1, 2)) for k, d in enumerate(distances)]
+        return self.blend(indices, weights, out)
+
+    def keys_weight(self, d: FlatIRTensor, near: bool) -> FlatIRTensor:
+        """Keys' cubic convolution weight (a = -0.75) of a sample at distance d: d <= 1 if `near`, else 1 < d < 2."""
+        a, f32 = -0.75, dtypes.float32
+
+        def poly(coeffs: List[float]) -> FlatIRTensor:  # Horner: ((c0 * d + c1) * d + c2) * d + c3
+            acc = self.splat(coeffs[0], f32)
+            for c in coeffs[1:]:
+                acc = self.binary(AddOp, self.binary(MultiplyOp, acc, d), self.splat(c, f32))
+            return acc
+
+        if near:
+            return poly([a + 2, -(a + 3), 0.0, 1.0])
+        return poly([a, -5 * a, 8 * a, -4 * a])
