@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import numpy as np
 
@@ -36,20 +36,46 @@ class CausalSelfAttention(tp.Module):
         self.c_attn = tp.Linear(config.n_embd, 3 * config.n_embd, dtype=config.dtype)
         self.c_proj = tp.Linear(config.n_embd, config.n_embd, dtype=config.dtype)
 
-    def forward(self, x: tp.Tensor) -> tp.Tensor:
+    def qkv(self, x: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        """Queries, keys and values ``[B, n_head, T, head_dim]`` of ``x [B, T, C]``."""
         B, T = x.shape[0], x.shape[1]
-        head_dim = self.n_embd // self.n_head
         qkv = self.c_attn(x)  # [B, T, 3C]
-        qkv = tp.permute(tp.reshape(qkv, (B, T, 3, self.n_head, head_dim)), (2, 0, 3, 1, 4))  # [3, B, nh, T, hd]
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        qkv = tp.permute(tp.reshape(qkv, (B, T, 3, self.n_head, self.n_embd // self.n_head)), (2, 0, 3, 1, 4))
+        return qkv[0], qkv[1], qkv[2]
 
-        att = (q @ tp.transpose(k, -2, -1)) * (1.0 / math.sqrt(head_dim))  # [B, nh, T, T]
-        # Causal mask: position i attends to positions <= i.
+    def attend(self, q: tp.Tensor, k: tp.Tensor, v: tp.Tensor, hidden: tp.Tensor) -> tp.Tensor:
+        """Attention of queries ``[B, nh, Tq, hd]`` over keys/values ``[B, nh, Tk, hd]``; ``hidden`` (bool,
+        broadcastable to ``[Tq, Tk]``) is True where a query must not look. Returns ``[B, Tq, C]``."""
+        att = (q @ tp.transpose(k, -2, -1)) * (1.0 / math.sqrt(self.n_embd // self.n_head))  # [B, nh, Tq, Tk]
+        att = tp.softmax(tp.masked_fill(att, hidden, float("-inf")), dim=-1)
+        y = att @ v  # [B, nh, Tq, hd]
+        return self.c_proj(tp.reshape(tp.permute(y, (0, 2, 1, 3)), (q.shape[0], q.shape[2], self.n_embd)))
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        q, k, v = self.qkv(x)
+        T = x.shape[1]
         future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
-        att = tp.softmax(tp.masked_fill(att, future, float("-inf")), dim=-1)
-        y = att @ v  # [B, nh, T, hd]
-        y = tp.reshape(tp.permute(y, (0, 2, 1, 3)), (B, T, self.n_embd))
-        return self.c_proj(y)
+        return self.attend(q, k, v, future)
+
+    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
+        """``forward(x)``, and this layer's cache ``[2, B, nh, cache_len, hd]``: the keys and values of
+        the T positions of ``x``, then zeros."""
+        q, k, v = self.qkv(x)
+        T = x.shape[1]
+        future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
+        rest = [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]
+        return self.attend(q, k, v, future), tp.stack([tp.pad(k, rest), tp.pad(v, rest)])
+
+    def decode(self, x: tp.Tensor, cache: tp.Tensor, pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        """One new token ``x [B, 1, C]`` at position ``pos`` (int32 ``[1]``): writes its key and value
+        into row ``pos`` of the cache ``[2, B, nh, L, hd]`` and attends over rows ``0..pos``."""
+        q, k, v = self.qkv(x)  # [B, nh, 1, hd]
+        L = cache.shape[3]
+        rows = tp.iota((L, 1), dim=0, dtype=tp.int32)  # broadcasts against [B, nh, L, hd]
+        k = tp.where(rows == pos, k, cache[0])
+        v = tp.where(rows == pos, v, cache[1])
+        later = tp.iota((1, L), dim=1, dtype=tp.int32) > pos  # rows not written yet (or padding)
+        return self.attend(q, k, v, later), tp.stack([k, v])
 
 
 def gelu_tanh(x: tp.Tensor) -> tp.Tensor:
@@ -79,6 +105,16 @@ class Block(tp.Module):
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
 
+    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
+        y, cache = self.attn.prefill(self.ln_1(x), cache_len)
+        x = x + y
+        return x + self.mlp(self.ln_2(x)), cache
+
+    def decode(self, x: tp.Tensor, cache: tp.Tensor, pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        y, cache = self.attn.decode(self.ln_1(x), cache, pos)
+        x = x + y
+        return x + self.mlp(self.ln_2(x)), cache
+
 
 class Transformer(tp.Module):
     def __init__(self, config: GPTConfig) -> None:
@@ -105,6 +141,46 @@ class GPT(tp.Module):
         x = self.transformer.h(x)
         x = self.transformer.ln_f(x)
         return self.lm_head(x)
+
+    # ---- KV-cache decoding -------------------------------------------------------------------------
+    # Two programs with static shapes: prefill(prompt) -> (logits, cache), then decode(token, pos, cache)
+    # -> (logits, cache) once per new token. The cache has a fixed length (rows past the current position
+    # are masked out), so one compiled decode program serves every step, and it stays a tripy tensor
+    # passed from one call's outputs to the next call's inputs.
+
+    def cache_shape(self, batch: int, cache_len: int) -> Tuple[int, ...]:
+        """The KV cache's shape: ``[n_layer, 2 (keys, values), batch, n_head, cache_len, head_dim]``."""
+        c = self.config
+        return (c.n_layer, 2, batch, c.n_head, cache_len, c.n_embd // c.n_head)
+
+    def prefill(self, idx: tp.Tensor, length: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
+        """Runs the prompt ``idx [B, P]`` (int32; positions ``length`` and later are padding, which causal
+        attention keeps from affecting the real ones). Returns the logits ``[B, vocab]`` at position
+        ``length - 1`` (``length``: int32 ``[1]``) and the cache (:meth:`cache_shape`) with rows
+        ``0..P-1`` filled. ``P <= cache_len <= block_size``."""
+        T = idx.shape[1]
+        x = self.transformer.wte(idx) + self.transformer.wpe(tp.iota((T,), dtype=tp.int32))
+        caches = []
+        for block in self.transformer.h:
+            x, cache = block.prefill(x, cache_len)
+            caches.append(cache)
+        x = tp.gather(x, 1, length - 1)  # [B, 1, C]: only the last real position needs logits
+        return self._logits(x), tp.stack(caches)
+
+    def decode(self, token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        """One step: ``token [B, 1]`` (int32) at position ``pos`` (int32 ``[1]``, below the cache length)
+        with the cache of the positions before it. Returns the logits ``[B, vocab]`` for the next token
+        and the cache with row ``pos`` written."""
+        x = self.transformer.wte(token) + self.transformer.wpe(pos)  # [B, 1, C] + [1, C]
+        caches = []
+        for i, block in enumerate(self.transformer.h):
+            x, layer_cache = block.decode(x, cache[i], pos)
+            caches.append(layer_cache)
+        return self._logits(x), tp.stack(caches)
+
+    def _logits(self, x: tp.Tensor) -> tp.Tensor:
+        """``[B, 1, C]`` hidden states to ``[B, vocab]`` logits."""
+        return tp.reshape(self.lm_head(self.transformer.ln_f(x)), (x.shape[0], self.config.vocab_size))
 
 
 # ---- weights ---------------------------------------------------------------------------------------

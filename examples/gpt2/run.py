@@ -1,18 +1,22 @@
-"""Greedy generation with the tripy GPT-2 model.
+"""Greedy generation with the tripy GPT-2 model, with a KV cache.
 
-Loads weights from a ``.npz`` state dict (nanoGPT / ``torch.nn.Linear`` layout, or Hugging Face
-``GPT2LMHeadModel`` layout, converted on load) or initializes random ones, compiles the model once for
-a range of sequence lengths, and generates greedily from token ids, printing tokens/s.
+Loads weights from a ``.safetensors`` or ``.npz`` checkpoint (Hugging Face ``GPT2LMHeadModel`` layout,
+converted on load, or nanoGPT / ``torch.nn.Linear`` layout) or initializes random ones, compiles two
+programs at start-up and generates greedily from token ids, printing tokens/s:
+
+* ``prefill``: the prompt, padded to a multiple of ``--bucket`` tokens -> the first new token and the
+  KV cache ``[n_layer, 2, 1, n_head, cache_len, head_dim]`` (a fixed length: the prompt plus the new
+  tokens, rounded up to a multiple of 64);
+* ``decode``: one token, its position (an int32 tensor) and the cache -> the next token and the cache.
+
+Both have static shapes, so nothing compiles during generation (the script counts the compilations and
+prints the count), and the cache stays a tripy tensor, passed from one call's outputs to the next call's
+inputs. ``--no-kv-cache`` runs the whole sequence at every step instead (same tokens, much slower).
 
     # random GPT-2 small weights:
-    python examples/gpt2/run.py --prompt-ids 464,2068,7586 --max-new-tokens 16
-    # real weights, e.g. exported with
-    #   np.savez("gpt2.npz", **{k: v.numpy() for k, v in GPT2LMHeadModel.from_pretrained("gpt2").state_dict().items()})
-    python examples/gpt2/run.py --weights gpt2.npz --prompt-ids 464,2068,7586
-
-Each step runs the whole sequence (no KV cache). The sequence is padded up to a multiple of
-``--bucket`` tokens: causal attention makes the logits at the real positions independent of the
-padding, and the executable is specialized for only a few distinct lengths.
+    python examples/gpt2/run.py --prompt-ids 464,2068,7586 --max-new-tokens 64
+    # real weights, e.g. Hugging Face's model.safetensors for "gpt2" (needs: pip install safetensors)
+    python examples/gpt2/run.py --weights model.safetensors --prompt-ids 464,2068,7586
 """
 
 from __future__ import annotations
@@ -21,14 +25,15 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 import tripy as tp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import GPT, GPTConfig, convert_state_dict, random_state_dict  # noqa: E402
+from model import GPT, GPTConfig, random_state_dict  # noqa: E402
+from weights import load_checkpoint  # noqa: E402
 
 PRESETS = {
     "gpt2": GPTConfig(),  # 124M
@@ -37,6 +42,7 @@ PRESETS = {
 }
 
 
+# ---- without a cache: the whole sequence at every step -----------------------------------------------
 def compile_step(model: GPT, config: GPTConfig, opt_len: int = 64) -> tp.Executable:
     """Compile ``ids [1, T] -> greedy next token at every position [1, T]`` for 1 <= T <= block_size."""
 
@@ -67,14 +73,85 @@ def generate(step: Any, prompt: Sequence[int], max_new_tokens: int, bucket: int 
     return tokens, time.perf_counter() - start
 
 
+# ---- with a KV cache ----------------------------------------------------------------------------------
+def cache_length(prompt_len: int, max_new_tokens: int, block_size: int) -> int:
+    """Rows the cache needs (the last new token is never fed back), rounded up to a multiple of 64."""
+    return min(block_size, -(-(prompt_len + max_new_tokens - 1) // 64) * 64)
+
+
+def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1) -> Tuple[tp.Executable, tp.Executable]:
+    """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], cache)`` and
+    ``decode(token [B, 1], pos [1], cache) -> (next token [B, 1], cache)`` (greedy; all int32 but the
+    float cache of ``model.cache_shape(batch, cache_len)``). Static shapes: each compiles once, here."""
+
+    def greedy(logits: tp.Tensor) -> tp.Tensor:
+        return tp.unsqueeze(tp.argmax(logits, dim=-1), 1)
+
+    def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        logits, cache = model.prefill(ids, length, cache_len)
+        return greedy(logits), cache
+
+    def decode(token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        logits, cache = model.decode(token, pos, cache)
+        return greedy(logits), cache
+
+    cache = tp.InputInfo(model.cache_shape(batch, cache_len), model.config.dtype)
+    position = tp.InputInfo((1,), tp.int32)
+    return (tp.compile(prefill, args=[tp.InputInfo((batch, prompt_len), tp.int32), position]),
+            tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, cache]))
+
+
+def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_new_tokens: int,
+                        prompt_len: int) -> Tuple[List[int], float, float]:
+    """Greedy decoding with the programs of :func:`compile_kv_programs`: returns (prompt + new tokens,
+    seconds to the first new token, seconds in all). Each new token is read back as it is made (as a
+    program streaming text would); the cache never leaves the device."""
+    n = len(prompt)
+    ids = np.zeros((1, prompt_len), np.int32)
+    ids[0, :n] = prompt
+    start = time.perf_counter()
+    token, cache = prefill(tp.Tensor(ids), tp.Tensor(np.array([n], np.int32)))
+    tokens = list(prompt) + [int(np.from_dlpack(token)[0, 0])]
+    first = time.perf_counter() - start
+    for pos in range(n, n + max_new_tokens - 1):
+        token, cache = decode(token, tp.Tensor(np.array([pos], np.int32)), cache)
+        tokens.append(int(np.from_dlpack(token)[0, 0]))
+    return tokens, first, time.perf_counter() - start
+
+
+class CompileCounter:
+    """Counts the programs tripy compiles inside a ``with`` block (from the backend's "timing" log)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> "CompileCounter":
+        self._stream, self._verbosity = tp.logger.stream, tp.logger.verbosity
+        tp.logger.stream, tp.logger.verbosity = self, self._verbosity | {"timing"}
+        return self
+
+    def write(self, text: str) -> None:
+        self.count += text.count("compiled in")
+        if "timing" in self._verbosity:  # the user asked for these lines too
+            self._stream.write(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __exit__(self, *exc: Any) -> None:
+        tp.logger.stream, tp.logger.verbosity = self._stream, self._verbosity
+
+
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--weights", help=".npz state dict (default: random weights)")
+    parser.add_argument("--weights", help=".safetensors or .npz checkpoint (default: random weights)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="gpt2")
     parser.add_argument("--prompt-ids", default=None,
                         help="comma-separated token ids (default: a short prompt valid for the preset's vocabulary)")
-    parser.add_argument("--max-new-tokens", type=int, default=16)
-    parser.add_argument("--bucket", type=int, default=64, help="pad sequences to a multiple of this length")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--bucket", type=int, default=16,
+                        help="pad the prompt (no-cache path: the sequence) to a multiple of this length")
+    parser.add_argument("--no-kv-cache", action="store_true", help="recompute the whole sequence at every step")
     parser.add_argument("--eager", action="store_true", help="run eagerly instead of compiling (for debugging)")
     args = parser.parse_args(list(argv) or None)
 
@@ -84,28 +161,54 @@ def main(argv: Sequence[str] = ()) -> None:
     prompt = [int(t) for t in args.prompt_ids.split(",") if t.strip()]
     if any(not 0 <= t < config.vocab_size for t in prompt):
         parser.error(f"token ids must be in [0, {config.vocab_size})")
+    if not prompt or args.max_new_tokens < 1 or len(prompt) + args.max_new_tokens > config.block_size:
+        parser.error(f"need a prompt, at least one new token, and at most {config.block_size} tokens in all")
 
     model = GPT(config)
     t0 = time.perf_counter()
-    if args.weights:
-        state = convert_state_dict(dict(np.load(args.weights)), config)
-        source = args.weights
-    else:
-        state = random_state_dict(config)
-        source = "random weights"
+    state = load_checkpoint(args.weights, config) if args.weights else random_state_dict(config)
     model.load_state_dict(state)
     n_params = sum(int(np.prod(v.shape)) for k, v in state.items() if k != "lm_head.weight")
+    source = args.weights or "random weights"
     print(f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source} (loaded in {time.perf_counter() - t0:.1f} s)")
 
+    if args.no_kv_cache:
+        run_without_cache(model, config, prompt, args)
+        return
+    prompt_len = padded_length(len(prompt), args.bucket, config.block_size)
+    cache_len = cache_length(prompt_len, args.max_new_tokens, config.block_size)
+    t0 = time.perf_counter()
+    if args.eager:
+        # Evaluating the cache at each step keeps the next step's graph from growing with the whole history
+        # (each step then re-evaluates the same graph: the eager program cache compiles it only once).
+        def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+            logits, cache = model.prefill(ids, length, cache_len)
+            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
+
+        def decode(token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+            logits, cache = model.decode(token, pos, cache)
+            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
+        mode = "eager, KV cache"
+    else:
+        prefill, decode = compile_kv_programs(model, prompt_len, cache_len)  # type: ignore[assignment]
+        mode = "compiled, KV cache"
+    print(f"prepared prefill (prompt padded to {prompt_len}) and decode (cache of {cache_len} positions) "
+          f"in {time.perf_counter() - t0:.1f} s")
+    with CompileCounter() as compiles:
+        tokens, first, seconds = generate_with_cache(prefill, decode, prompt, args.max_new_tokens, prompt_len)
+    report(prompt, tokens, seconds, mode, compiles.count, first)
+
+
+def run_without_cache(model: GPT, config: GPTConfig, prompt: List[int], args: argparse.Namespace) -> None:
     if args.eager:
         def step(idx: tp.Tensor) -> tp.Tensor:
             return tp.argmax(model(idx), dim=-1)
-        mode = "eager"
+        mode = "eager, no cache"
     else:
         t0 = time.perf_counter()
         step = compile_step(model, config, args.bucket)  # type: ignore[assignment]
         print(f"compiled for sequence lengths 1..{config.block_size} in {time.perf_counter() - t0:.1f} s")
-        mode = "compiled"
+        mode = "compiled, no cache"
 
     # Warm up: the first call at each padded length specializes (compiles) the program for it.
     t0 = time.perf_counter()
@@ -114,11 +217,19 @@ def main(argv: Sequence[str] = ()) -> None:
     for length in lengths:
         step(tp.Tensor(np.zeros((1, length), np.int32))).eval()
     print(f"prepared {len(lengths)} sequence length(s) {lengths} in {time.perf_counter() - t0:.1f} s")
+    with CompileCounter() as compiles:
+        tokens, seconds = generate(step, prompt, args.max_new_tokens, args.bucket, config.block_size)
+    report(prompt, tokens, seconds, mode, compiles.count)
 
-    tokens, seconds = generate(step, prompt, args.max_new_tokens, args.bucket, config.block_size)
+
+def report(prompt: List[int], tokens: List[int], seconds: float, mode: str, compiles: int,
+           first: Optional[float] = None) -> None:
+    new = len(tokens) - len(prompt)
     print(f"prompt:    {prompt}")
     print(f"generated: {tokens[len(prompt):]}")
-    print(f"{args.max_new_tokens} tokens in {seconds:.2f} s: {args.max_new_tokens / seconds:.1f} tokens/s ({mode})")
+    ttft = f", first token after {first * 1e3:.0f} ms" if first is not None else ""
+    print(f"{new} tokens in {seconds:.2f} s: {new / seconds:.1f} tokens/s{ttft} ({mode}); "
+          f"programs compiled during generation: {compiles}")
 
 
 if __name__ == "__main__":

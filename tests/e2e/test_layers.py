@@ -28,7 +28,7 @@ def _line_of(marker):
 
 
 # ---- Linear ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("in_shape", [(4,), (3, 4), (2, 3, 4), (2, 1, 3, 4)])
+@pytest.mark.parametrize("in_shape", [(4,), (1, 4), (1, 1, 4), (3, 4), (2, 3, 4), (2, 1, 3, 4)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(eager_or_compiled, in_shape, bias):
     linear = tp.Linear(4, 5, bias=bias)

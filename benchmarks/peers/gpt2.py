@@ -1,0 +1,284 @@
+"""GPT-2 small on the CPU against the engines users would pick instead: PyTorch (eager), ONNX Runtime (the
+same model exported from PyTorch) and jax.jit. Two workloads, all contenders with the same random weights:
+
+* forward: logits of a batch-1 sequence of 128 tokens;
+* generation: greedy, a 16-token prompt and 64 new tokens with a KV cache (tripy: ``examples/gpt2/run.py``'s
+  prefill and decode programs; the peers: the same design, see gpt2_torch.py and gpt2_jax.py). Reported:
+  new tokens per second (first token included) and time to the first token.
+
+    bash benchmarks/peers/setup.sh                       # once: the peers' environment
+    benchmarks/peers/.venv/bin/python benchmarks/peers/gpt2.py [--rounds 5] [--only forward|generate]
+
+Contenders run in one process, interleaved (one run of each per round, a pause before each so the previous
+one's thread pools go quiet), and medians are reported; every engine may use all cores. A missing peer
+shows as ``n/a (reason)``. Outputs are cross-checked (logits within 1e-3, identical generated tokens).
+ONNX exports are cached in benchmarks/peers/.cache/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "gpt2"))
+sys.path.insert(0, HERE)
+
+import reference  # noqa: E402
+from model import GPT, GPTConfig, random_state_dict  # noqa: E402
+from run import compile_kv_programs, generate_with_cache, padded_length, cache_length  # noqa: E402
+
+from peer_utils import NotAvailable, onnx_session, print_table  # noqa: E402
+
+Generate = Callable[[List[int]], Tuple[List[int], float, float]]
+
+
+# ---- forward ------------------------------------------------------------------------------------------
+def tripy_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
+    import tripy as tp
+
+    model = GPT(config)
+    model.load_state_dict(state)
+    exe = tp.compile(model, args=[tp.InputInfo(idx.shape, tp.int32)])
+    x = tp.Tensor(idx)
+    return lambda: np.from_dlpack(exe(x))
+
+
+def torch_model(state: Dict[str, np.ndarray], config: GPTConfig, cache_len: int = 0) -> Any:
+    try:
+        import torch
+    except ImportError as e:
+        raise NotAvailable(f"not installed: {e}") from None
+    from gpt2_torch import TorchGPT
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    return TorchGPT(state, config.n_layer, config.n_head, cache_len, config.layer_norm_eps).eval()
+
+
+def torch_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
+    import torch
+
+    model = torch_model(state, config)
+    x = torch.from_numpy(idx.astype(np.int64))
+
+    def run() -> np.ndarray:
+        with torch.inference_mode():
+            return model(x).numpy()
+    return run
+
+
+def ort_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
+    import torch
+
+    model = torch_model(state, config)
+    session = onnx_session(model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"],
+                           f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}")
+    x = idx.astype(np.int64)
+    return lambda: session.run(None, {"idx": x})[0]
+
+
+def jax_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as e:
+        raise NotAvailable(f"not installed: {e}") from None
+    params = {k: jnp.asarray(v) for k, v in state.items()}
+    fn = jax.jit(lambda p, i: reference.forward(p, i, config.n_layer, config.n_head, config.layer_norm_eps, xp=jnp))
+    x = jnp.asarray(idx)
+    return lambda: np.asarray(fn(params, x))
+
+
+# ---- generation ---------------------------------------------------------------------------------------
+def greedy_loop(prefill: Callable[[np.ndarray, int], Any], decode: Callable[[Any, int, Any], Any],
+                read: Callable[[Any], int], prompt_len: int) -> Generate:
+    """A generation loop around a peer's prefill/decode (the structure of run.generate_with_cache)."""
+
+    def generate(prompt: List[int]) -> Tuple[List[int], float, float]:
+        n = len(prompt)
+        ids = np.zeros((1, prompt_len), np.int64)
+        ids[0, :n] = prompt
+        start = time.perf_counter()
+        token, cache = prefill(ids, n)
+        tokens = list(prompt) + [read(token)]
+        first = time.perf_counter() - start
+        for pos in range(n, n + NEW_TOKENS - 1):
+            token, cache = decode(token, pos, cache)
+            tokens.append(read(token))
+        return tokens, first, time.perf_counter() - start
+    return generate
+
+
+def tripy_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    model = GPT(config)
+    model.load_state_dict(state)
+    prefill, decode = compile_kv_programs(model, prompt_len, cache_len)
+    return lambda prompt: generate_with_cache(prefill, decode, prompt, NEW_TOKENS, prompt_len)
+
+
+def torch_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    import torch
+
+    model = torch_model(state, config, cache_len)
+
+    @torch.inference_mode()
+    def prefill(ids: np.ndarray, n: int) -> Any:
+        logits, cache = model.prefill(torch.from_numpy(ids), torch.tensor([n]))
+        return logits.argmax(-1, keepdim=True), cache
+
+    @torch.inference_mode()
+    def decode(token: Any, pos: int, cache: Any) -> Any:
+        logits, cache = model.decode(token, torch.tensor([pos]), cache)
+        return logits.argmax(-1, keepdim=True), cache
+
+    return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
+
+
+def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    import torch
+
+    from gpt2_torch import Decode, Prefill
+
+    model = torch_model(state, config, cache_len)
+    tag = f"L{config.n_layer}_P{prompt_len}_C{cache_len}"
+    ids, one = torch.zeros((1, prompt_len), dtype=torch.int64), torch.tensor([1])
+    cache = torch.zeros(GPT(config).cache_shape(1, cache_len))
+    prefill_session = onnx_session(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
+    decode_session = onnx_session(Decode(model).eval(), (one[None], one, cache), ["token", "pos", "cache"],
+                                  f"gpt2_decode_{tag}")
+
+    def prefill(ids: np.ndarray, n: int) -> Any:
+        return prefill_session.run(None, {"idx": ids, "length": np.array([n], np.int64)})
+
+    def decode(token: Any, pos: int, cache: Any) -> Any:
+        return decode_session.run(None, {"token": token, "pos": np.array([pos], np.int64), "cache": cache})
+
+    return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
+
+
+def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as e:
+        raise NotAvailable(f"not installed: {e}") from None
+    import gpt2_jax
+
+    params = gpt2_jax.params(state)
+    L, H, eps = config.n_layer, config.n_head, config.layer_norm_eps
+    jit_prefill = jax.jit(lambda p, i, n: gpt2_jax.prefill(p, i, n, L, H, cache_len, eps))
+    jit_decode = jax.jit(lambda p, t, pos, c: gpt2_jax.decode(p, t, pos, c, L, H, eps))
+
+    def prefill(ids: np.ndarray, n: int) -> Any:
+        return jit_prefill(params, ids.astype(np.int32), np.array([n], np.int32))
+
+    def decode(token: Any, pos: int, cache: Any) -> Any:
+        return jit_decode(params, token, np.array([pos], np.int32), cache)
+
+    return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
+
+
+NEW_TOKENS = 64
+FORWARD = {"tripy": tripy_forward, "pytorch": torch_forward, "onnxruntime": ort_forward, "jax.jit": jax_forward}
+GENERATE = {"tripy": tripy_generate, "pytorch": torch_generate, "onnxruntime": ort_generate, "jax.jit": jax_generate}
+
+
+def make_all(makers: Dict[str, Callable[..., Any]], *args: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    made: Dict[str, Any] = {}
+    missing: Dict[str, str] = {}
+    for name, make in makers.items():
+        start = time.perf_counter()
+        try:
+            made[name] = make(*args)
+        except NotAvailable as e:
+            missing[name] = str(e)
+            continue
+        except Exception as e:  # a peer that fails to build or export is reported, not fatal
+            missing[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+            continue
+        print(f"  {name}: ready in {time.perf_counter() - start:.1f} s", flush=True)
+    return made, missing
+
+
+def bench_forward(state: Dict[str, np.ndarray], config: GPTConfig, seq: int, rounds: int, settle: float) -> None:
+    idx = np.random.default_rng(0).integers(0, config.vocab_size, size=(1, seq)).astype(np.int32)
+    print(f"\nforward, batch 1, sequence {seq}: preparing", flush=True)
+    runs, missing = make_all(FORWARD, state, config, idx)
+    outputs = {name: np.asarray(run()) for name, run in runs.items()}
+    for name, out in outputs.items():
+        if name != "tripy" and "tripy" in outputs:
+            diff = float(np.abs(out - outputs["tripy"]).max())
+            if diff > 1e-3:
+                raise SystemExit(f"tripy and {name} disagree on the logits (max |difference| {diff:.2e})")
+    times: Dict[str, List[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(settle)
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    rows = [[name, f"{t * 1e3:.0f}", f"{seq / t:.0f}"] for name, t in med.items()]
+    rows += [[name, f"n/a ({why})", ""] for name, why in missing.items()]
+    print_table(f"GPT-2 forward (batch 1, T={seq}), median of {rounds}", ["contender", "ms", "tokens/s"], rows,
+                med, lower_is_better=True)
+
+
+def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_tokens: int, rounds: int,
+                   settle: float) -> None:
+    prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=prompt_tokens)]
+    prompt_len = padded_length(prompt_tokens, 16, config.block_size)
+    cache_len = cache_length(prompt_len, NEW_TOKENS, config.block_size)
+    print(f"\ngeneration, prompt {prompt_tokens} tokens, {NEW_TOKENS} new, cache {cache_len}: preparing", flush=True)
+    gens, missing = make_all(GENERATE, state, config, prompt_len, cache_len)
+    tokens = {}
+    for name, gen in gens.items():  # warm-up, and the cross-check
+        tokens[name], _, total = gen(prompt)
+        print(f"  {name}: warm-up generation {NEW_TOKENS / total:.1f} tokens/s", flush=True)
+    for name, got in tokens.items():
+        if "tripy" in tokens and got != tokens["tripy"]:
+            first = next(i for i, (a, b) in enumerate(zip(got, tokens["tripy"])) if a != b)
+            print(f"  note: {name}'s tokens differ from tripy's from position {first} (float rounding on near-ties?)")
+    results: Dict[str, List[Tuple[float, float]]] = {name: [] for name in gens}
+    names = list(gens)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(settle)
+            _, first, total = gens[name](prompt)
+            results[name].append((first, total))
+        print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s"
+                                                       for n in names), flush=True)
+    rate = {name: NEW_TOKENS / statistics.median(t for _, t in res) for name, res in results.items()}
+    rows = [[name, f"{rate[name]:.1f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"]
+            for name, res in results.items()]
+    rows += [[name, f"n/a ({why})", ""] for name, why in missing.items()]
+    print_table(f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}",
+                ["contender", "tokens/s", "first token ms"], rows, rate, lower_is_better=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12, help="GPT-2 small has 12")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", choices=["forward", "generate"])
+    parser.add_argument("--settle", type=float, default=0.2, help="pause before each timed run (s)")
+    args = parser.parse_args()
+    config = GPTConfig(n_layer=args.layers)
+    print(f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
+          f"float32, random weights, CPU with {os.cpu_count()} cores")
+    state = random_state_dict(config, seed=0)
+    if args.only != "generate":
+        bench_forward(state, config, 128, args.rounds * 2, args.settle)
+    if args.only != "forward":
+        bench_generate(state, config, 16, args.rounds, args.settle)
+
+
+if __name__ == "__main__":
+    main()
