@@ -61,10 +61,22 @@ def device_handle(platform: str, index: int) -> Any:
     return devices[index]
 
 
+# Programs compiled by XLA in this process (tests count compilations with it; loading a serialized
+# program is not compiling).
+compilations = 0
+
+
+def compilation_count() -> int:
+    """How many programs XLA has compiled in this process."""
+    return compilations
+
+
 def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
     """Compile a (statically shaped) StableHLO module; returns a loaded executable."""
     import jaxlib._jax as jx
 
+    global compilations
+    compilations += 1
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()

@@ -1,7 +1,10 @@
 """A compiled program: StableHLO in, device buffers in and out.
 
-A shape-polymorphic module (``?`` dims in its inputs) is specialized to each concrete input-shape
-signature on first use; the compiled specializations are kept in a bounded LRU cache.
+A shape-polymorphic module (``?`` dims in its inputs) is compiled for its declared ranges with
+`compile_range` (a few bounded programs, see ``ranges``); shapes outside them (or a module the bounded
+programs cannot express) are specialized to each concrete input-shape signature on first use, and the
+compiled specializations are kept in a bounded LRU cache. Every compilation is logged under the
+``compile`` topic: what, why, how long.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import io
 import time
 from collections import OrderedDict
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
@@ -17,6 +20,7 @@ from tripy_flatir.function import location_name
 from tripy_flatir.logging import logger
 from tripy_backend import _xla, disk_cache
 from tripy_backend.devices import compiler_name, platform
+from tripy_backend.ranges import Dim, RangeProgram
 
 # Maps an error text (which may mention MLIR locations) to a full report; given by the caller, who
 # knows the FlatIR/user code the module came from.
@@ -27,7 +31,8 @@ class Executable:
     MAX_SPECIALIZATIONS = 64
 
     def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 error_mapper: Optional[ErrorMapper] = None, optimization_level: int = 3) -> None:
+                 error_mapper: Optional[ErrorMapper] = None, optimization_level: int = 3, name: str = "program") -> None:
+        self.name = name
         self.module_bytes = module_bytes
         self.optimization_level = optimization_level
         self.input_shapes = [tuple(s) for s in input_shapes]
@@ -36,8 +41,9 @@ class Executable:
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._compiled: "OrderedDict[tuple, Any]" = OrderedDict()
         self._static_launcher: Optional[_xla.Launcher] = None  # made on the first run (static programs)
+        self.ranges: Optional[RangeProgram] = None  # set by compile_range
         if not self.is_dynamic:
-            self._compiled[()] = self._compile(module_bytes)
+            self._compiled[()] = self._compile(module_bytes, f"input shapes {self.input_shapes}")
 
     # ---- compile ----------------------------------------------------------------------------------
     def _error(self, headline: str, err: Exception) -> TripyException:
@@ -53,7 +59,7 @@ class Executable:
         message = f"{headline}:\n    " + "\n    ".join(lines)
         return TripyException(self.error_mapper(name, message) if self.error_mapper else message)
 
-    def _compile(self, module_bytes: bytes) -> Any:
+    def _compile(self, module_bytes: bytes, why: str) -> Any:
         start = time.perf_counter()
         try:
             exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
@@ -61,7 +67,24 @@ class Executable:
         except Exception as e:  # compiler errors: map back to user code
             raise self._error(f"{compiler_name(self.device)} failed to compile the program", e) from None
         logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
+        logger.log("compile", lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
+                                      f"{time.perf_counter() - start:.3f} s")
         return exe
+
+    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]]) -> bool:
+        """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
+        variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
+        be expressed with bounded dims; its shapes are then compiled as they come."""
+        ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        try:
+            ranges.compile(self._compile, self.name)
+        except Exception as e:  # Unsupported, or a bounded program the compiler rejects
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            logger.log("compile", f"[compile] {self.name}: no bounded programs ({reason}); each new input shape "
+                                  "compiles at its first call")
+            return False
+        self.ranges = ranges
+        return True
 
     def _specialize(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:
         from jax.extend.mlir import ir
@@ -95,7 +118,7 @@ class Executable:
             refined = _xla.refine_shapes(buf.getvalue())
         except Exception as e:
             raise self._error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", e) from None
-        return self._compile(refined)
+        return self._compile(refined, f"specialized for input shapes {[list(s) for s in shapes]} at call time")
 
     def executable_for(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:
         if not self.is_dynamic:
@@ -119,6 +142,8 @@ class Executable:
         """A launcher for the program specialized to input shapes `shapes` (compiled if needed): a
         callable buffers -> output buffers that does nothing else, for callers that validate shapes
         themselves and run the same signature many times (compiled mode). See ``_xla.Launcher``."""
+        if self.ranges is not None and self.ranges.covers(shapes):
+            return self.ranges.launcher(shapes, self._runtime_error)  # type: ignore[return-value]
         exe = self.executable_for(shapes)
         return _xla.Launcher(exe, self._runtime_error)
 

@@ -73,7 +73,7 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     device = trace.outputs[0].device
     flat, module = lower(trace)
     executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report,
-                                 optimization_level=EAGER_OPTIMIZATION_LEVEL)
+                                 optimization_level=EAGER_OPTIMIZATION_LEVEL, name="eager evaluation")
     PROGRAM_CACHE.put(key, executable)
     logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
     return executable

@@ -153,7 +153,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     flat, module = lower(trace)
     module_bytes = module_to_bytecode(module)
     constants = [t.producer.data for t in trace.inputs[len(placeholders):]]  # type: ignore[union-attr]
-    program = _build_program(module_bytes, infos, constants, device, flat.error_report, level)
+    program = _build_program(module_bytes, names, infos, constants, device, flat.error_report, level,
+                             f"tripy.compile({fname})")
     out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
     return Executable._create(program, module_bytes, names, infos, constants, out_specs, returns_tuple, device)
 

@@ -397,18 +397,41 @@ class Executable:
             raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
         constants = [memory.to_device(c, device) for c in contents.constants]
-        program = _build_program(module_bytes, contents.infos, constants, device, None, contents.optimization_level)
+        program = _build_program(module_bytes, contents.names, contents.infos, constants, device, None,
+                                 contents.optimization_level, f"executable loaded from '{path}'")
         return Executable._create(program, module_bytes, contents.names, contents.infos, constants, contents.outputs,
                                   contents.returns_tuple, device)
 
 
-def _build_program(module_bytes: bytes, infos: Sequence[InputInfo], constants: Sequence[Any], device: Device,
-                   error_mapper: Any, optimization_level: int = 3) -> _Program:
-    """The backend executable; a dynamic program is compiled for the `opt` shapes right away, so compile
-    errors surface now rather than at the first call."""
+def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
+                   device: Device, error_mapper: Any, optimization_level: int = 3, what: str = "program") -> _Program:
+    """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
+    see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
+    shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = _backend_compile(module_bytes, shapes, device, error_mapper, optimization_level)
+    program = _backend_compile(module_bytes, shapes, device, error_mapper, optimization_level, name=what)
     if program.is_dynamic:
-        opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
-        program.executable_for(opt)
+        dims, variables = range_dims(names, infos)
+        if not program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
+            opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
+            program.executable_for(opt)
     return program
+
+
+def range_dims(names: Sequence[str], infos: Sequence[InputInfo]) -> Tuple[List[Tuple[Any, ...]], Dict[str, Tuple[int, int, int]]]:
+    """Each input's dims as the backend's range compilation takes them: ints for static dims, a variable
+    name for dynamic ones (the NamedDimension's name, or ``input[dim]``), and each variable's range."""
+    variables: Dict[str, Tuple[int, int, int]] = {}
+    dims: List[Tuple[Any, ...]] = []
+    for name, info in zip(names, infos):
+        b = info.shape_bounds
+        shape: List[Any] = []
+        for d in range(info.rank):
+            if b.min[d] == b.max[d]:
+                shape.append(b.min[d])
+                continue
+            var = info.dimension_names.get(d, f"{name}[{d}]")
+            variables[var] = (b.min[d], b.opt[d], b.max[d])
+            shape.append(var)
+        dims.append(tuple(shape))
+    return dims, variables
