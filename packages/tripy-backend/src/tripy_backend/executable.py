@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -71,11 +72,29 @@ class Executable:
                                       f"{time.perf_counter() - start:.3f} s")
         return exe
 
-    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]]) -> bool:
+    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],
+                      saved: Optional[Tuple[str, List[Any]]] = None) -> bool:
         """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
         variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
-        be expressed with bounded dims; its shapes are then compiled as they come."""
+        be expressed with bounded dims; its shapes are then compiled as they come. `saved` is what
+        `saved_range` gave (fingerprint, programs): loaded instead of compiled when it was made by the same
+        compiler on the same kind of host; otherwise a warning says so and the programs are rebuilt."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        if saved is not None:
+            fingerprint, programs = saved
+            if fingerprint == ranges.fingerprint(self.optimization_level):
+                try:
+                    ranges.deserialize(programs)
+                    self.ranges = ranges
+                    logger.log("compile", f"[compile] {self.name}: loaded {len(programs)} compiled programs, "
+                                          "no compilation")
+                    return True
+                except Exception as e:
+                    reason = f"its compiled code does not load ({str(e).strip() or type(e).__name__})"
+            else:
+                reason = "its compiled code was made by another compiler or on another kind of host"
+            warnings.warn(f"{self.name}: {reason}; compiling it again from its StableHLO.", stacklevel=2)
+            ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
         try:
             ranges.compile(self._compile, self.name)
         except Exception as e:  # Unsupported, or a bounded program the compiler rejects
@@ -85,6 +104,12 @@ class Executable:
             return False
         self.ranges = ranges
         return True
+
+    def saved_range(self) -> Optional[Tuple[str, List[Any]]]:
+        """(compiler fingerprint, compiled bounded programs) to save, or None if there are none."""
+        if self.ranges is None:
+            return None
+        return self.ranges.fingerprint(self.optimization_level), self.ranges.serialize()
 
     def _specialize(self, shapes: Tuple[Tuple[int, ...], ...]) -> Any:
         from jax.extend.mlir import ir

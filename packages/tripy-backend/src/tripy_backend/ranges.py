@@ -88,6 +88,24 @@ class RangeProgram:
                    + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
                    + f" ({time.perf_counter() - start:.3f} s)")
 
+    # ---- saving the compiled code -----------------------------------------------------------------------
+    def fingerprint(self, optimization_level: int) -> str:
+        return _xla.compiler_fingerprint(platform(self.device), self.device.index, optimization_level)
+
+    def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
+        """Each bucket's bounds, output dims and compiled program (bytes)."""
+        return [(list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device)))
+                for bucket, (exe, out_dims) in self.programs.items()]
+
+    def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
+        """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
+        not cover this range's buckets."""
+        if sorted(tuple(b) for b, _, _ in saved) != sorted(self.buckets()):
+            raise ValueError("the saved programs were made for other buckets")
+        for bucket, out_dims, data in saved:
+            exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
+            self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
+
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         for (i, d) in self.dynamic_dims:
             lo, _, hi = self.variables[self.shapes[i][d]]  # type: ignore[index]

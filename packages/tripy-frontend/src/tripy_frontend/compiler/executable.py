@@ -313,8 +313,9 @@ class Executable:
 
     # ---- saving and loading ------------------------------------------------------------------------------
     def save(self, path: str) -> None:
-        """Save this executable to a file: its signature, the baked-in tensors, and the program as a
-        versioned, portable StableHLO artifact that later versions of tripy can load.
+        """Save this executable to a file: its signature, the baked-in tensors, the program as a
+        versioned, portable StableHLO artifact that later versions of tripy can load, and its compiled
+        code, which :meth:`load` uses on the same compiler and host instead of compiling.
 
         Args:
             path: Where to write it (replaced atomically if it exists).
@@ -345,7 +346,7 @@ class Executable:
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level)
+            optimization_level=self._program.optimization_level, compiled=self._program.saved_range())
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -398,13 +399,14 @@ class Executable:
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
         constants = [memory.to_device(c, device) for c in contents.constants]
         program = _build_program(module_bytes, contents.names, contents.infos, constants, device, None,
-                                 contents.optimization_level, f"executable loaded from '{path}'")
+                                 contents.optimization_level, f"executable loaded from '{path}'", contents.compiled)
         return Executable._create(program, module_bytes, contents.names, contents.infos, constants, contents.outputs,
                                   contents.returns_tuple, device)
 
 
 def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
-                   device: Device, error_mapper: Any, optimization_level: int = 3, what: str = "program") -> _Program:
+                   device: Device, error_mapper: Any, optimization_level: int = 3, what: str = "program",
+                   saved: Any = None) -> _Program:
     """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
     see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
     shapes, so that compile errors surface now rather than at the first call."""
@@ -412,7 +414,7 @@ def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[In
     program = _backend_compile(module_bytes, shapes, device, error_mapper, optimization_level, name=what)
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        if not program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
+        if not program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
             opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
             program.executable_for(opt)
     return program
