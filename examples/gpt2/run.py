@@ -10,9 +10,10 @@ a range of sequence lengths, and generates greedily from token ids, printing tok
     #   np.savez("gpt2.npz", **{k: v.numpy() for k, v in GPT2LMHeadModel.from_pretrained("gpt2").state_dict().items()})
     python examples/gpt2/run.py --weights gpt2.npz --prompt-ids 464,2068,7586
 
-Each step runs the whole sequence (no KV cache). The sequence is padded up to a multiple of
-``--bucket`` tokens: causal attention makes the logits at the real positions independent of the
-padding, and the executable is specialized for only a few distinct lengths.
+Each step runs the whole sequence (no KV cache). ``tp.compile`` compiles the step once for every
+sequence length (a few bounded programs), so generation never compiles; the run checks and says so.
+``--bucket N`` pads sequences to a multiple of N tokens (causal attention keeps the logits at the real
+positions independent of the padding); the default, 1, runs each length as it is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, List, Sequence, Tuple
 import numpy as np
 
 import tripy as tp
+import tripy_backend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model import GPT, GPTConfig, convert_state_dict, random_state_dict  # noqa: E402
@@ -74,7 +76,7 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--prompt-ids", default=None,
                         help="comma-separated token ids (default: a short prompt valid for the preset's vocabulary)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
-    parser.add_argument("--bucket", type=int, default=64, help="pad sequences to a multiple of this length")
+    parser.add_argument("--bucket", type=int, default=1, help="pad sequences to a multiple of this length")
     parser.add_argument("--eager", action="store_true", help="run eagerly instead of compiling (for debugging)")
     args = parser.parse_args(list(argv) or None)
 
@@ -103,22 +105,17 @@ def main(argv: Sequence[str] = ()) -> None:
         mode = "eager"
     else:
         t0 = time.perf_counter()
-        step = compile_step(model, config, args.bucket)  # type: ignore[assignment]
+        step = compile_step(model, config)  # type: ignore[assignment]
         print(f"compiled for sequence lengths 1..{config.block_size} in {time.perf_counter() - t0:.1f} s")
         mode = "compiled"
 
-    # Warm up: the first call at each padded length specializes (compiles) the program for it.
-    t0 = time.perf_counter()
-    lengths = sorted({padded_length(n, args.bucket, config.block_size)
-                      for n in range(len(prompt), len(prompt) + args.max_new_tokens)})
-    for length in lengths:
-        step(tp.Tensor(np.zeros((1, length), np.int32))).eval()
-    print(f"prepared {len(lengths)} sequence length(s) {lengths} in {time.perf_counter() - t0:.1f} s")
-
+    compilations = tripy_backend.compilation_count()
     tokens, seconds = generate(step, prompt, args.max_new_tokens, args.bucket, config.block_size)
     print(f"prompt:    {prompt}")
     print(f"generated: {tokens[len(prompt):]}")
     print(f"{args.max_new_tokens} tokens in {seconds:.2f} s: {args.max_new_tokens / seconds:.1f} tokens/s ({mode})")
+    compiled = tripy_backend.compilation_count() - compilations
+    print("no compilation after start-up" if compiled == 0 else f"{compiled} compilation(s) during generation")
 
 
 if __name__ == "__main__":

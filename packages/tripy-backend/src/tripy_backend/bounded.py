@@ -40,7 +40,7 @@ _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
 # Ops that XLA's dynamic padder gets wrong or crashes on with padded operands (sort corrupts memory on
 # XLA:CPU; a reverse or a window would read the padding): programs with them are not bounded.
 _UNSUPPORTED = ("stablehlo.sort", "stablehlo.reduce_window", "stablehlo.reverse", "stablehlo.scatter",
-                "stablehlo.gather", "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
+                "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
                 "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
                 "stablehlo.select_and_scatter", "stablehlo.cumsum", "stablehlo.dynamic_update_slice",
                 "stablehlo.dynamic_slice")
