@@ -161,6 +161,10 @@ def _lower_markers(fn: Any) -> None:
         elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
+            producer = value.owner
+            if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
+                _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
+                               list(ir.RankedTensorType(value.type).shape), dims)
             with after:
                 for d in dims:
                     value = _set_size(value, _element(shape, d), d)
@@ -288,6 +292,30 @@ def _element(vector: Any, i: int) -> Any:
     one = stablehlo.SliceOp(vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]),
                             ir.DenseI64ArrayAttr.get([1])).result
     return stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
+
+
+def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
+    """A reshape of a padded tensor is the reshape of the real one only if no dynamic dim of the result
+    is merged with or split from another dim (``[2, T, C] -> [2 * T, C]`` would put padding between the
+    rows). Raises Unsupported otherwise (conservatively: groups with one non-1 dim on each side pass)."""
+    i = j = 0
+    while j < len(dst):
+        g_src, g_dst = [i] if i < len(src) else [], [j]
+        a, b = (src[i] if i < len(src) else 1), dst[j]
+        while a != b and (i + 1 < len(src) or j + 1 < len(dst)):
+            if a < b and i + 1 < len(src):
+                i += 1
+                g_src.append(i)
+                a *= src[i]
+            else:
+                j += 1
+                g_dst.append(j)
+                b *= dst[j]
+        if any(d in dynamic for d in g_dst) and (sum(src[k] != 1 for k in g_src) > 1 or
+                                                  sum(dst[d] != 1 for d in g_dst) > 1):
+            raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
+        i += 1
+        j += 1
 
 
 def _all_ones(strides: Any) -> bool:
