@@ -139,6 +139,15 @@ def to_device(array: np.ndarray, platform: str, index: int) -> Any:
     return put(array, dev, False, copy)
 
 
+def adopt(array: np.ndarray, platform: str, index: int) -> Any:
+    """A device buffer with the data of `array`, an array tripy made and nobody else holds: on the CPU it
+    may share its memory (PJRT keeps the array alive), which saves the copy `to_device` makes."""
+    import jaxlib._jax as jx
+
+    return client(platform).buffer_from_pyval(array, device_handle(platform, index), False,
+                                              jx.HostBufferSemantics.ZERO_COPY)
+
+
 # (platform, device index) -> (the client's buffer_from_pyval, the device, the copying semantics): an upload
 # looks up none of them.
 _put_targets: Dict[Tuple[str, int], Tuple[Any, Any, Any]] = {}

@@ -52,7 +52,7 @@ class Unsupported(Exception):
 
 
 def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
-                 dynamic_dims: Sequence[Tuple[int, int]], num_dynamic_outputs: int = -1) -> Tuple[bytes, List[List[int]]]:
+                 dynamic_dims: Sequence[Tuple[int, int]]) -> Tuple[bytes, List[List[int]]]:
     """The bounded program for `bucket` (a static shape per argument: the bounds of its dynamic dims) and
     the dynamic dims of each output. `dynamic_dims` lists the (argument, dim) pairs that are dynamic, in
     the order their real sizes are passed (as ``i32`` scalars after the arguments)."""
@@ -65,11 +65,8 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
         fn = _main(module)
         out_dims = _add_twins(fn)
         block = fn.regions[0].blocks[0]
-        types = []
         for arg, shape in zip(block.arguments, bucket):
-            t = ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type)
-            arg.set_type(t)
-            types.append(t)
+            arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
         _set_function_type(fn)
         refined = _xla.refine_shapes(_bytecode(module))
     with context(), ir.Location.unknown():

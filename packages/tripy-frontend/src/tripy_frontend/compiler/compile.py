@@ -30,7 +30,10 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
 
     Dims given as ``(min, opt, max)`` are dynamic: the program is shape-polymorphic, and
     ``x.shape[d]`` is a run-time :class:`DimensionSize` that tripy ops (reshape, full, slicing,
-    arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants.
+    arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants
+    (and convert to Python numbers: ``D = C // 2; s = 1 / math.sqrt(D)``). The whole range is compiled
+    here, once: XLA bounded programs for a few buckets (powers of two, ``opt`` and ``max``), each
+    masking the padding up to its bound, so no call inside the range compiles.
 
     The function must be free of side effects on tensor values: it cannot print or convert to
     Python values (``int()``, ``bool()``, ``.tolist()``) anything that depends on a runtime input.

@@ -24,7 +24,7 @@ from tripy_flatir.stack_info import SourceFrame, StackInfo, is_library_module
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
-from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.input_info import InputInfo, range_dims
 from tripy_frontend.compiler.results import ResultStorage
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
@@ -94,8 +94,10 @@ class Executable:
     the range allowed, e.g. ``Input 'x' has shape [1, 9, 3]: dim 1 is 9, which is outside the
     allowed range [2, 8].``
 
-    The program is specialized and compiled once per input-shape signature (the first call with
-    new shapes compiles; later calls with those shapes reuse it).
+    Every shape in the declared ranges was compiled for by :func:`tripy.compile` (a few bounded
+    programs, each serving the sizes up to its bound), so calls do not compile. A program that bounded
+    dims cannot express (e.g. one that sorts along a dynamic dim) compiles each new input-shape
+    signature at its first call instead (``tp.logger.verbosity = "compile"`` says which and why).
 
     .. code-block:: python
 
@@ -418,22 +420,3 @@ def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[In
             opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
             program.executable_for(opt)
     return program
-
-
-def range_dims(names: Sequence[str], infos: Sequence[InputInfo]) -> Tuple[List[Tuple[Any, ...]], Dict[str, Tuple[int, int, int]]]:
-    """Each input's dims as the backend's range compilation takes them: ints for static dims, a variable
-    name for dynamic ones (the NamedDimension's name, or ``input[dim]``), and each variable's range."""
-    variables: Dict[str, Tuple[int, int, int]] = {}
-    dims: List[Tuple[Any, ...]] = []
-    for name, info in zip(names, infos):
-        b = info.shape_bounds
-        shape: List[Any] = []
-        for d in range(info.rank):
-            if b.min[d] == b.max[d]:
-                shape.append(b.min[d])
-                continue
-            var = info.dimension_names.get(d, f"{name}[{d}]")
-            variables[var] = (b.min[d], b.opt[d], b.max[d])
-            shape.append(var)
-        dims.append(tuple(shape))
-    return dims, variables
