@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tripy as tp
+import tripy_backend
 
 GPT2_DIR = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gpt2"
 sys.path.insert(0, str(GPT2_DIR))  # run.py and weights.py import model.py by name
@@ -126,15 +127,17 @@ def test_compiled_generation_matches_no_cache_path_without_compiling(model, weig
     prompt, new = [7, 3, 88, 41, 5], 12
     prompt_len = run_lib.padded_length(len(prompt), 8, CONFIG.block_size)
     cache_len = 24
-    with run_lib.CompileCounter() as at_start:
-        prefill, decode = run_lib.compile_kv_programs(model, prompt_len, cache_len)
-    assert at_start.count == 2  # the counter sees compilations
-    with run_lib.CompileCounter() as during:
-        tokens, first, total = run_lib.generate_with_cache(prefill, decode, prompt, new, prompt_len)
-    assert during.count == 0 and 0 < first <= total
+    before = tripy_backend.compilation_count()
+    prefill, decode = run_lib.compile_kv_programs(model, prompt_len, cache_len)
+    assert tripy_backend.compilation_count() - before == 2  # the count sees compilations
+    before = tripy_backend.compilation_count()
+    tokens, first, total = run_lib.generate_with_cache(prefill, decode, prompt, new, prompt_len)
+    assert tripy_backend.compilation_count() == before and 0 < first <= total
 
     step = run_lib.compile_step(model, CONFIG, opt_len=16)
-    no_cache, _ = run_lib.generate(step, prompt, new, bucket=8, block_size=CONFIG.block_size)
+    before = tripy_backend.compilation_count()
+    no_cache, _ = run_lib.generate(step, prompt, new, bucket=1, block_size=CONFIG.block_size)
+    assert tripy_backend.compilation_count() == before  # compiled once for every length
     assert tokens == no_cache
     expected = list(prompt)
     for _ in range(new):

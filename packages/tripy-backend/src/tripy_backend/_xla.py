@@ -61,10 +61,22 @@ def device_handle(platform: str, index: int) -> Any:
     return devices[index]
 
 
+# Programs compiled by XLA in this process (tests count compilations with it; loading a serialized
+# program is not compiling).
+compilations = 0
+
+
+def compilation_count() -> int:
+    """How many programs XLA has compiled in this process."""
+    return compilations
+
+
 def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
     """Compile a (statically shaped) StableHLO module; returns a loaded executable."""
     import jaxlib._jax as jx
 
+    global compilations
+    compilations += 1
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
@@ -125,6 +137,15 @@ def to_device(array: np.ndarray, platform: str, index: int) -> Any:
                                                      jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     put, dev, copy = target
     return put(array, dev, False, copy)
+
+
+def adopt(array: np.ndarray, platform: str, index: int) -> Any:
+    """A device buffer with the data of `array`, an array tripy made and nobody else holds: on the CPU it
+    may share its memory (PJRT keeps the array alive), which saves the copy `to_device` makes."""
+    import jaxlib._jax as jx
+
+    return client(platform).buffer_from_pyval(array, device_handle(platform, index), False,
+                                              jx.HostBufferSemantics.ZERO_COPY)
 
 
 # (platform, device index) -> (the client's buffer_from_pyval, the device, the copying semantics): an upload

@@ -16,9 +16,9 @@ def module_to_bytecode(module: Any) -> bytes:
 
 
 def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-            optimization_level: int = 3) -> Program:
+            optimization_level: int = 3, name: str = "program") -> Program:
     """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
     `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
     (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels)."""
     data = module if isinstance(module, (bytes, bytearray)) else module_to_bytecode(module)
-    return Program(bytes(data), input_shapes, device, optimization_level)
+    return Program(bytes(data), input_shapes, device, optimization_level, name)

@@ -5,8 +5,10 @@ program specialized to one input-shape signature (compiled on first use), a call
 buffers; ``program(buffers)`` is ``program.launcher(<the buffers' shapes>)(buffers)``.
 
 A static module has one signature, compiled when the program is made. A shape-polymorphic module
-(``?`` dims in its inputs) is specialized to each concrete signature on first use; the specializations
-are kept in a bounded LRU cache.
+(``?`` dims in its inputs) is compiled for its declared ranges by `compile_range` (a few bounded
+programs, see ``ranges``); shapes outside them (or a module bounded programs cannot express) are
+specialized to each concrete signature on first use, kept in a bounded LRU cache. Every compilation
+is logged under the ``compile`` topic: what, why, how long.
 
 Errors from the verifier, the compiler and the runtime are reported against the user's code through
 the locations the module's ops carry (``tripy_flatir.locations``), so a program loaded from disk maps
@@ -17,8 +19,9 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections import OrderedDict
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir import locations
 from tripy_flatir.device import device as Device
@@ -26,6 +29,7 @@ from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_backend import _xla, disk_cache
 from tripy_backend.devices import compiler_name, platform
+from tripy_backend.ranges import Dim, RangeProgram
 
 Shapes = Tuple[Tuple[int, ...], ...]
 
@@ -34,7 +38,8 @@ class Program:
     MAX_SPECIALIZATIONS = 64
 
     def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 optimization_level: int = 3) -> None:
+                 optimization_level: int = 3, name: str = "program") -> None:
+        self.name = name
         self.module_bytes = module_bytes
         self.optimization_level = optimization_level
         self.input_shapes = [tuple(s) for s in input_shapes]
@@ -42,8 +47,11 @@ class Program:
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
         self._static: Any = None  # the launcher of a static program (its only signature)
+        self.ranges: Optional[RangeProgram] = None  # set by compile_range
         if not self.is_dynamic:
-            self._static = self._launchers[()] = _xla.Launcher(self._compile(module_bytes), self._runtime_error)
+            self._static = self._launchers[()] = _xla.Launcher(
+                self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}"),
+                self._runtime_error)
 
     # ---- running ----------------------------------------------------------------------------------
     def __call__(self, buffers: List[Any]) -> List[Any]:
@@ -59,6 +67,8 @@ class Program:
         shapes themselves and run one signature many times (see ``_xla.Launcher``)."""
         if self._static is not None:
             return self._static  # type: ignore[no-any-return]
+        if self.ranges is not None and self.ranges.covers(shapes):
+            return self.ranges.launcher(shapes, self._runtime_error)  # type: ignore[return-value]
         launcher = self._launchers.get(shapes)
         if launcher is None:
             launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
@@ -74,7 +84,7 @@ class Program:
         return len(self._launchers)
 
     # ---- compiling --------------------------------------------------------------------------------
-    def _compile(self, module_bytes: bytes) -> Any:
+    def _compile(self, module_bytes: bytes, why: str) -> Any:
         start = time.perf_counter()
         try:
             exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
@@ -82,7 +92,48 @@ class Program:
         except Exception as e:  # compiler errors: mapped to user code through the ops' locations
             raise _error(f"{compiler_name(self.device)} failed to compile the program", [str(e)]) from None
         logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
+        logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
+                           f"{time.perf_counter() - start:.3f} s", "compile")
         return exe
+
+    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],
+                      saved: Optional[Tuple[str, List[Any]]] = None) -> bool:
+        """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
+        variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
+        be expressed with bounded dims; its shapes are then compiled as they come. `saved` is what
+        `saved_range` gave (fingerprint, programs): loaded instead of compiled when it was made by the same
+        compiler on the same kind of host; otherwise a warning says so and the programs are rebuilt."""
+        ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        if saved is not None:
+            fingerprint, programs = saved
+            if fingerprint == ranges.fingerprint(self.optimization_level):
+                try:
+                    ranges.deserialize(programs)
+                    self.ranges = ranges
+                    logger.log(f"[compile] {self.name}: loaded {len(programs)} compiled programs, no compilation",
+                               "compile")
+                    return True
+                except Exception as e:
+                    reason = f"its compiled code does not load ({str(e).strip() or type(e).__name__})"
+            else:
+                reason = "its compiled code was made by another compiler or on another kind of host"
+            warnings.warn(f"{self.name}: {reason}; compiling it again from its StableHLO.", stacklevel=2)
+            ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        try:
+            ranges.compile(self._compile, self.name)
+        except Exception as e:  # Unsupported, or a bounded program the compiler rejects
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            logger.log(f"[compile] {self.name}: no bounded programs ({reason}); each new input shape "
+                       "compiles at its first call", "compile")
+            return False
+        self.ranges = ranges
+        return True
+
+    def saved_range(self) -> Optional[Tuple[str, List[Any]]]:
+        """(compiler fingerprint, compiled bounded programs) to save, or None if there are none."""
+        if self.ranges is None:
+            return None
+        return self.ranges.fingerprint(self.optimization_level), self.ranges.serialize()
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""
@@ -92,7 +143,7 @@ class Program:
             refined = _xla.refine_shapes(module)
         except Exception as e:
             raise _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [str(e)]) from None
-        return self._compile(refined)
+        return self._compile(refined, f"specialized for input shapes {[list(s) for s in shapes]} at call time")
 
     def _runtime_error(self, err: Exception) -> TripyException:
         return _error("The program failed at run time", [str(err)])

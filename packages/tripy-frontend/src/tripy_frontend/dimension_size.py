@@ -86,6 +86,13 @@ class DimensionSize(Tensor):
     def __index__(self) -> int:
         return int(self)
 
+    def _numpy(self) -> np.ndarray:
+        # A static size converts (float(), NumPy, ...) without evaluating its tensor: evaluation would turn
+        # it into stored data, a program argument, where shape arithmetic needs a constant it can fold.
+        if self._static is not None:
+            return np.array(self._static, dtype=np.int32)
+        return super()._numpy()
+
     __hash__ = Tensor.__hash__
 
 

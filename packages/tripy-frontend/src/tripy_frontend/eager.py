@@ -58,7 +58,7 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     device = trace.outputs[0].device
     _, module = lower(trace)
     program = backend_compile(module, [t.shape for t in trace.inputs], device,
-                              optimization_level=EAGER_OPTIMIZATION_LEVEL)
+                              optimization_level=EAGER_OPTIMIZATION_LEVEL, name="eager evaluation")
     PROGRAM_CACHE.put(key, program)
     logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return program

@@ -7,7 +7,10 @@ A zip archive (stored, not compressed) holding:
   and, for every other member, its size and SHA-256;
 * ``program.stablehlo``: the shape-polymorphic program as a portable (versioned) StableHLO artifact,
   which later versions of the compiler stack can still read;
-* ``constants/<i>.bin``: the raw data of each tensor that was baked into the program, in argument order.
+* ``constants/<i>.bin``: the raw data of each tensor that was baked into the program, in argument order;
+* ``compiled/<i>.bin`` (optional): the compiled bounded programs covering the declared ranges (see
+  ``tripy_backend.ranges``), with the compiler fingerprint they were made for in the header; a loader
+  on the same compiler and host uses them instead of compiling.
 
 Reading validates everything (archive integrity, header schema, checksums, sizes, the program and its
 signature against the header) before anything is built, so a bad file never half-loads.
@@ -23,7 +26,7 @@ import os
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -53,6 +56,8 @@ class Contents:
     stablehlo_version: str
     constants: List[np.ndarray]
     optimization_level: int = 3
+    # (compiler fingerprint, [(bucket bounds, output dims, compiled program)]) or None
+    compiled: Optional[Tuple[str, List[Tuple[List[int], List[List[int]], bytes]]]] = None
 
 
 def _sha256(data: bytes) -> str:
@@ -84,6 +89,14 @@ def write(path: str, contents: Contents, producer: str) -> None:
         "constants": constants_meta,
         "optimization_level": contents.optimization_level,
     }
+    if contents.compiled is not None:
+        fingerprint, programs = contents.compiled
+        metas = []
+        for i, (bucket, out_dims, data) in enumerate(programs):
+            members[f"compiled/{i}.bin"] = data
+            metas.append({"member": f"compiled/{i}.bin", "size": len(data), "sha256": _sha256(data),
+                          "bucket": list(bucket), "out_dims": out_dims})
+        header["compiled"] = {"fingerprint": fingerprint, "programs": metas}
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
     fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
@@ -146,12 +159,21 @@ def read(path: str) -> Contents:
                 raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
                                   f"{list(shape)}")
             constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
+        compiled = None
+        if "compiled" in header:
+            c = header["compiled"]
+            if not (isinstance(c, dict) and isinstance(c.get("fingerprint"), str) and isinstance(c.get("programs"), list)
+                    and all(isinstance(m, dict) and _is_int_list(m.get("bucket"), 0) and isinstance(m.get("out_dims"), list)
+                            and all(_is_int_list(d, 0) for d in m["out_dims"]) for m in c["programs"])):
+                raise FormatError("its header has an invalid description of the compiled programs")
+            compiled = (c["fingerprint"], [(m["bucket"], m["out_dims"], member(m, f"compiled program {i}"))
+                                           for i, m in enumerate(c["programs"])])
     inputs = header["inputs"]
     return Contents(names=[i["name"] for i in inputs], infos=[InputInfo.from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
                     returns_tuple=header["returns_tuple"], device=header["device"], program=program,
                     stablehlo_version=header["stablehlo_version"], constants=constants,
-                    optimization_level=header.get("optimization_level", 3))
+                    optimization_level=header.get("optimization_level", 3), compiled=compiled)
 
 
 def _is_int_list(v: Any, minimum: int) -> bool:

@@ -33,7 +33,10 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
 
     Dims given as ``(min, opt, max)`` are dynamic: the program is shape-polymorphic, and
     ``x.shape[d]`` is a run-time :class:`DimensionSize` that tripy ops (reshape, full, slicing,
-    arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants.
+    arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants
+    (and convert to Python numbers: ``D = C // 2; s = 1 / math.sqrt(D)``). The whole range is compiled
+    here, once: XLA bounded programs for a few buckets (powers of two, ``opt`` and ``max``), each
+    masking the padding up to its bound, so no call inside the range compiles.
 
     The function must be free of side effects on tensor values: it cannot print or convert to
     Python values (``int()``, ``bool()``, ``.tolist()``) anything that depends on a runtime input.
@@ -92,7 +95,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]
     out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
     return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
-                              returns_tuple, device, optimization_level)
+                              returns_tuple, device, optimization_level, f"tripy.compile({fname})")
 
 
 def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],

@@ -25,7 +25,7 @@ from tripy_frontend import results
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
-from tripy_frontend.compiler.input_info import InputInfo
+from tripy_frontend.compiler.input_info import InputInfo, range_dims
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -45,8 +45,10 @@ class Executable:
     the range allowed, e.g. ``Input 'x' has shape [1, 9, 3]: dim 1 is 9, which is outside the
     allowed range [2, 8].``
 
-    The program is specialized and compiled once per input-shape signature (the first call with
-    new shapes compiles; later calls with those shapes reuse it).
+    Every shape in the declared ranges was compiled for by :func:`tripy.compile` (a few bounded
+    programs, each serving the sizes up to its bound), so calls do not compile. A program that bounded
+    dims cannot express (e.g. one that sorts along a dynamic dim) compiles each new input-shape
+    signature at its first call instead (``tp.logger.verbosity = "compile"`` says which and why).
 
     .. code-block:: python
 
@@ -86,11 +88,12 @@ class Executable:
     @classmethod
     def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
                 outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
-                optimization_level: int) -> "Executable":
+                optimization_level: int, what: str = "program", saved: Any = None) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
-        inputs `infos`, then the baked-in `constants` (device buffers)."""
+        inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
+        `saved` is compiled code saved with it (see ``Program.compile_range``)."""
         self = cls.__new__(cls)
-        self._program = _build_program(module_bytes, infos, constants, device, optimization_level)
+        self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved)
         self._module_bytes = module_bytes
         self._names = tuple(names)
         self._infos = tuple(infos)
@@ -257,8 +260,9 @@ class Executable:
 
     # ---- saving and loading ------------------------------------------------------------------------------
     def save(self, path: str) -> None:
-        """Save this executable to a file: its signature, the baked-in tensors, and the program as a
-        versioned, portable StableHLO artifact that later versions of tripy can load.
+        """Save this executable to a file: its signature, the baked-in tensors, the program as a
+        versioned, portable StableHLO artifact that later versions of tripy can load, and its compiled
+        code, which :meth:`load` uses on the same compiler and host instead of compiling.
 
         Args:
             path: Where to write it (replaced atomically if it exists).
@@ -289,7 +293,7 @@ class Executable:
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level)
+            optimization_level=self._program.optimization_level, compiled=self._program.saved_range())
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -342,15 +346,19 @@ class Executable:
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
         constants = [memory.to_device(c, device) for c in contents.constants]
         return Executable._create(module_bytes, contents.names, contents.infos, constants, contents.outputs,
-                                  contents.returns_tuple, device, contents.optimization_level)
+                                  contents.returns_tuple, device, contents.optimization_level,
+                                  f"executable loaded from '{path}'", contents.compiled)
 
 
-def _build_program(module_bytes: bytes, infos: Sequence[InputInfo], constants: Sequence[Any], device: Device,
-                   optimization_level: int) -> Program:
-    """The backend program; a dynamic one is compiled for the `opt` shapes right away, so compile errors
-    surface now rather than at the first call."""
+def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
+                   device: Device, optimization_level: int, what: str, saved: Any) -> Program:
+    """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
+    see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
+    shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level)
+    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what)
     if program.is_dynamic:
-        program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
+        dims, variables = range_dims(names, infos)
+        if not program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
+            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
     return program

@@ -179,3 +179,22 @@ def _shape_text(shape: Sequence[Any]) -> str:
         else:
             parts.append(type(e).__name__)
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def range_dims(names: Sequence[str], infos: Sequence[InputInfo]) -> Tuple[List[Tuple[Any, ...]], Dict[str, Tuple[int, int, int]]]:
+    """Each input's dims as the backend's range compilation takes them: ints for static dims, a variable
+    name for dynamic ones (the NamedDimension's name, or ``input[dim]``), and each variable's range."""
+    variables: Dict[str, Tuple[int, int, int]] = {}
+    dims: List[Tuple[Any, ...]] = []
+    for name, info in zip(names, infos):
+        b = info.shape_bounds
+        shape: List[Any] = []
+        for d in range(info.rank):
+            if b.min[d] == b.max[d]:
+                shape.append(b.min[d])
+                continue
+            var = info.dimension_names.get(d, f"{name}[{d}]")
+            variables[var] = (b.min[d], b.opt[d], b.max[d])
+            shape.append(var)
+        dims.append(tuple(shape))
+    return dims, variables

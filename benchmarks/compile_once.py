@@ -1,0 +1,110 @@
+"""Compile once for a range: the range executable (bounded programs, see tripy_backend.ranges) against
+a program compiled for exactly each shape.
+
+Per size: median per-call time of the range executable and of an executable compiled for exactly that
+shape (interleaved), their ratio, the geomean over the sizes and the worst case; then tp.compile time
+of the range against one static compile. Workloads: an MLP (64 -> 128 -> 64, GELU) for batch 1..64,
+and GPT-2 small (`examples/gpt2`, batch 1, greedy next-token step) for sequence lengths 1..1024.
+
+    uv run python benchmarks/compile_once.py                   # MLP, every batch size 1..64
+    uv run python benchmarks/compile_once.py --gpt2 1 5 100    # GPT-2 small at these lengths (slow)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+import tripy as tp
+import tripy_backend
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "gpt2"))
+
+
+def per_call(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, opt: int, hi: int,
+            sizes: Sequence[int], make_input: Callable[[int], np.ndarray], repeats: int) -> None:
+    start = time.perf_counter()
+    ranged = tp.compile(func, args=[info((lo, opt, hi))])
+    range_compile = time.perf_counter() - start
+    start = time.perf_counter()
+    tp.compile(func, args=[info(opt)])
+    static_compile = time.perf_counter() - start
+    print(f"\n{name}: tp.compile for sizes {lo}..{hi}: {range_compile:.2f} s; one static compile (size {opt}): "
+          f"{static_compile:.2f} s ({range_compile / static_compile:.1f}x)")
+    ratios: List[Tuple[float, int, float, float]] = []
+    compiled_in_calls = 0
+    for n in sizes:
+        exact = tp.compile(func, args=[info(n)])
+        x = tp.Tensor(make_input(n))
+        before = tripy_backend.compilation_count()
+        ranged(x).eval()
+        compiled_in_calls += tripy_backend.compilation_count() - before
+        exact(x).eval()
+        r = e = 0.0
+        for _ in range(3):  # interleaved
+            r += per_call(lambda: ranged(x).eval(), repeats)
+            e += per_call(lambda: exact(x).eval(), repeats)
+        ratios.append((r / e, n, r / 3, e / 3))
+    geomean = math.exp(sum(math.log(r) for r, _, _, _ in ratios) / len(ratios))
+    worst = max(ratios)
+    for r, n, rt, et in ratios if len(ratios) <= 16 else []:
+        print(f"  size {n:5d}: range {rt * 1e6:10.1f} us, exact {et * 1e6:10.1f} us, {r:.2f}x")
+    print(f"  per call, range / exact shape over {len(ratios)} sizes: geomean {geomean:.2f}x (target <= 1.5x), "
+          f"worst {worst[0]:.2f}x at size {worst[1]} ({worst[2] * 1e6:.0f} us vs {worst[3] * 1e6:.0f} us)")
+    print(f"  compilations during the range executable's calls: {compiled_in_calls}")
+
+
+class MLP(tp.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = tp.Linear(64, 128)
+        self.fc2 = tp.Linear(128, 64)
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        return self.fc2(tp.gelu(self.fc1(x)))
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpt2", type=int, nargs="*", help="also GPT-2 small at these sequence lengths")
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(list(argv) or None)
+    rng = np.random.default_rng(0)
+
+    mlp = MLP()
+    mlp.initialize_dummy_parameters()
+    compare("MLP 64-128-64", mlp, lambda b: tp.InputInfo((b, 64), tp.float32), 1, 8, 64, range(1, 65),
+            lambda n: rng.standard_normal((n, 64)).astype(np.float32), args.repeats)
+
+    if args.gpt2:
+        from model import GPT, GPTConfig, random_state_dict
+
+        config = GPTConfig()
+        model = GPT(config)
+        model.load_state_dict(random_state_dict(config))
+
+        def step(idx: tp.Tensor) -> tp.Tensor:
+            return tp.argmax(model(idx), dim=-1)
+
+        compare("GPT-2 small", step, lambda t: tp.InputInfo((1, t), tp.int32), 1, 64, config.block_size, args.gpt2,
+                lambda n: rng.integers(0, config.vocab_size, (1, n)).astype(np.int32), max(3, args.repeats // 10))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,325 @@
+"""Bounded programs: one compiled program runs every input shape up to a bound.
+
+XLA compiles static shapes, but its dynamic padder handles *bounded* dims: ``set_dimension_size`` gives
+the real size of a dim of a buffer padded to its bound, and XLA masks reductions, softmax and matrix
+products over the padding. `bound_module` turns tripy's shape-polymorphic module (``?`` dims, shape
+arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a static bound per input):
+
+1. Every value computed from dim sizes gets a *run-time twin*: each ``get_dimension_size`` gets an
+   opaque marker beside it, and each op that uses dim values as data (anything but the result shape of
+   a dynamic op) is cloned onto the twins. The originals fold to the bucket's bounds in step 2 and give
+   every tensor its static (padded) type; the twins read the real sizes at run time.
+2. The arguments take the bucket's static shapes; StableHLO shape refinement makes every type static.
+3. The markers become real ops: the inputs' real sizes are extra ``i32`` arguments, set with
+   ``set_dimension_size``; dim reads are ``get_dimension_size`` of a bounded view (XLA answers with the
+   real size); the results of dynamic broadcasts, iotas and reshapes get their real sizes set; a slice
+   whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
+4. After its outputs the program returns one ``i32`` vector: the real size of each dynamic output dim.
+   XLA writes a dynamic output compactly at the start of its padded buffer.
+
+Ops whose run-time *values* depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount)
+raise `Unsupported`; the caller then compiles each shape as it comes.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Dict, List, Sequence, Tuple
+
+from tripy_backend import _xla
+
+_DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
+_SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
+_SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+
+# Operand positions that give a dynamic op's result shape (not data).
+_SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
+    "stablehlo.dynamic_broadcast_in_dim": (1,), "stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_iota": (0,),
+    "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_pad": (2, 3, 4), "stablehlo.dynamic_gather": (2,),
+}
+# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands (sort corrupts memory on
+# XLA:CPU; a reverse or a window would read the padding): programs with them are not bounded.
+_UNSUPPORTED = ("stablehlo.sort", "stablehlo.reduce_window", "stablehlo.reverse", "stablehlo.scatter",
+                "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
+                "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
+                "stablehlo.select_and_scatter", "stablehlo.cumsum", "stablehlo.dynamic_update_slice",
+                "stablehlo.dynamic_slice")
+_SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
+
+
+class Unsupported(Exception):
+    """The module uses sizes in a way a bounded program cannot express."""
+
+
+def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
+                 dynamic_dims: Sequence[Tuple[int, int]]) -> Tuple[bytes, List[List[int]]]:
+    """The bounded program for `bucket` (a static shape per argument: the bounds of its dynamic dims) and
+    the dynamic dims of each output. `dynamic_dims` lists the (argument, dim) pairs that are dynamic, in
+    the order their real sizes are passed (as ``i32`` scalars after the arguments)."""
+    from jax.extend.mlir import ir
+
+    from tripy_flatir.mlir_utils import context
+
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(module_bytes)
+        fn = _main(module)
+        out_dims = _add_twins(fn)
+        block = fn.regions[0].blocks[0]
+        for arg, shape in zip(block.arguments, bucket):
+            arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
+        _set_function_type(fn)
+        refined = _xla.refine_shapes(_bytecode(module))
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(refined)
+        fn = _main(module)
+        _lower_markers(fn)
+        _set_input_sizes(fn, dynamic_dims)
+        _return_output_sizes(fn, out_dims)
+        _set_function_type(fn)
+        module.operation.verify()
+        return _bytecode(module), out_dims
+
+
+# ---- step 1: run-time twins ----------------------------------------------------------------------------
+def _add_twins(fn: Any) -> List[List[int]]:
+    """Clone the dim-value computations onto run-time reads; mark the ops whose results need their real
+    sizes. Returns the dynamic dims of each output."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    block = fn.regions[0].blocks[0]
+    twin: Dict[Any, Any] = {}
+    i32 = ir.IntegerType.get_signless(32)
+    ops = list(block.operations)
+    for k, op in enumerate(ops):
+        name = op.operation.name
+        after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
+        if name in _UNSUPPORTED:
+            raise Unsupported(f"{name} is not supported with bounded dims")
+        if name == "stablehlo.get_dimension_size":
+            dim = ir.IntegerAttr(op.attributes["dimension"]).value
+            with after:
+                read = stablehlo.CustomCallOp([ir.RankedTensorType.get([], i32)], [op.operands[0]], _DIM_MARKER,
+                                              backend_config=ir.StringAttr.get(str(dim)))
+            twin[op.results[0]] = read.results[0]
+            continue
+        if name == "func.return":
+            for i, v in enumerate(op.operands):
+                if v in twin:
+                    op.operands[i] = twin[v]
+            return [[d for d, size in enumerate(ir.RankedTensorType(v.type).shape) if size < 0] for v in op.operands]
+        shape_pos = _SHAPE_OPERANDS.get(name, ())
+        data = [i for i, v in enumerate(op.operands) if i not in shape_pos and v in twin]
+        result_op = op
+        if data:
+            result_op = op.operation.clone(ip=after)
+            for i in data:
+                result_op.operands[i] = twin[op.operands[i]]
+            for r, c in zip(op.results, result_op.results):
+                twin[r] = c
+        sized = [i for i in shape_pos if op.operands[i] in twin]
+        if not sized:
+            continue
+        if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
+            raise Unsupported(f"{name} with sizes that depend on the input shapes")
+        result = result_op.results[0]
+        dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+        if name in _SETS_SHAPE:
+            operands = [result, twin[op.operands[shape_pos[0]]]]
+            attr = _SET_DIMS
+        else:  # real_dynamic_slice: source, run-time start, limit, strides
+            operands = [result, op.operands[0]] + [twin.get(op.operands[i], op.operands[i]) for i in shape_pos]
+            attr = _SLICE
+        with after:
+            marker = stablehlo.OptimizationBarrierOp(operands)
+        marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
+        result.replace_all_uses_except(marker.results[0], marker.operation)
+        if op.results[0] in twin:
+            twin[op.results[0]] = marker.results[0]
+    raise Unsupported("the program has no func.return")
+
+
+# ---- step 3: markers to ops --------------------------------------------------------------------------
+def _lower_markers(fn: Any) -> None:
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    block = fn.regions[0].blocks[0]
+    ops = list(block.operations)
+    for k, op in enumerate(ops):
+        name = op.operation.name
+        after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
+        if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == _DIM_MARKER:
+            dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
+            with after:
+                size = _real_size(op.operands[0], dim)
+            op.results[0].replace_all_uses_with(size)
+            op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
+            dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
+            value, shape = op.operands[0], op.operands[1]
+            producer = value.owner
+            if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
+                _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
+                               list(ir.RankedTensorType(value.type).shape), dims)
+            with after:
+                for d in dims:
+                    value = _set_size(value, _element(shape, d), d)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:
+            dims = list(ir.DenseI64ArrayAttr(op.attributes[_SLICE]))
+            result, source, start, limit, strides = op.operands
+            with after:
+                if not _all_ones(strides):
+                    raise Unsupported("a slice with a step whose bounds depend on the input shapes")
+                rank = len(ir.RankedTensorType(source.type).shape)
+                starts = [_element(start, d) for d in range(rank)]
+                value = stablehlo.DynamicSliceOp(source, starts, ir.DenseI64ArrayAttr.get(
+                    list(ir.RankedTensorType(result.type).shape))).result
+                for d in dims:
+                    value = _set_size(value, stablehlo.SubtractOp(_element(limit, d), starts[d]).result, d)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
+
+
+def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> None:
+    """Append an ``i32`` argument per dynamic input dim and set that dim's real size right at the start."""
+    from jax.extend.mlir import ir
+
+    block = fn.regions[0].blocks[0]
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in dynamic_dims]
+    first = list(block.operations)[0]
+    current: Dict[int, Any] = {}
+    with ir.InsertionPoint(first):
+        for (i, d), size in zip(dynamic_dims, sizes):
+            current[i] = _set_size(current.get(i, block.arguments[i]), size, d)
+    for i, value in current.items():
+        arg = block.arguments[i]
+        first_use = next((u.owner for u in arg.uses if u.owner.name == "stablehlo.set_dimension_size"), None)
+        if first_use is not None:
+            arg.replace_all_uses_except(value, first_use.operation)
+
+
+def _return_output_sizes(fn: Any, out_dims: List[List[int]]) -> None:
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import func, stablehlo
+
+    if not any(out_dims):
+        return
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    outputs = list(ret.operands)
+    with ir.InsertionPoint(ret):
+        one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+        parts = [stablehlo.ReshapeOp(one, _real_size(v, d)).result for v, dims in zip(outputs, out_dims) for d in dims]
+        sizes = parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result
+        func.ReturnOp(outputs + [sizes])
+    ret.operation.erase()
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+def _main(module: Any) -> Any:
+    from jax.extend.mlir import ir
+
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise Unsupported("the module has no main function")
+
+
+def _set_function_type(fn: Any) -> None:
+    from jax.extend.mlir import ir
+
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
+                                                                          [v.type for v in ret.operands]))
+
+
+def _bytecode(module: Any) -> bytes:
+    buf = io.BytesIO()
+    module.operation.write_bytecode(buf)
+    return buf.getvalue()
+
+
+def _bounded_type(t: Any, dim: int) -> Any:
+    """`t` (static) with dim `dim` dynamic up to its static size."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    shape = list(t.shape)
+    bounds = [ir.ShapedType.get_dynamic_size()] * len(shape)
+    bounds[dim], shape[dim] = shape[dim], ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get(shape, t.element_type, stablehlo.TypeExtensions.get(bounds))
+
+
+def _real_size(value: Any, dim: int) -> Any:
+    """The run-time size of `value`'s dim `dim` (a ``tensor<i32>``)."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    t = ir.RankedTensorType(value.type)
+    view = stablehlo.ConvertOp(_bounded_type(t, dim), value).result
+    return stablehlo.GetDimensionSizeOp(view, dim).result
+
+
+def _set_size(value: Any, size: Any, dim: int) -> Any:
+    """`value` with the real size of dim `dim` set to `size` (any integer scalar tensor); same static type."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    t = ir.RankedTensorType(value.type)
+    if t.shape[dim] <= 1:  # a bound of 1 is the size (and XLA rejects dynamic size-1 dims inside a shape)
+        return value
+    i32 = ir.IntegerType.get_signless(32)
+    if ir.RankedTensorType(size.type).element_type != i32:
+        size = stablehlo.ConvertOp(ir.RankedTensorType.get([], i32), size).result
+    bounded = stablehlo.SetDimensionSizeOp(value, size, dim).result
+    return stablehlo.ConvertOp(t, bounded).result
+
+
+def _element(vector: Any, i: int) -> Any:
+    """Element `i` of a rank-1 tensor, as a rank-0 tensor."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    t = ir.RankedTensorType(vector.type)
+    one = stablehlo.SliceOp(vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]),
+                            ir.DenseI64ArrayAttr.get([1])).result
+    return stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
+
+
+def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
+    """A reshape of a padded tensor is the reshape of the real one only if no dynamic dim of the result
+    is merged with or split from another dim (``[2, T, C] -> [2 * T, C]`` would put padding between the
+    rows). Raises Unsupported otherwise (conservatively: groups with one non-1 dim on each side pass)."""
+    i = j = 0
+    while j < len(dst):
+        g_src, g_dst = [i] if i < len(src) else [], [j]
+        a, b = (src[i] if i < len(src) else 1), dst[j]
+        while a != b and (i + 1 < len(src) or j + 1 < len(dst)):
+            if a < b and i + 1 < len(src):
+                i += 1
+                g_src.append(i)
+                a *= src[i]
+            else:
+                j += 1
+                g_dst.append(j)
+                b *= dst[j]
+        if any(d in dynamic for d in g_dst) and (sum(src[k] != 1 for k in g_src) > 1 or
+                                                  sum(dst[d] != 1 for d in g_dst) > 1):
+            raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
+        i += 1
+        j += 1
+
+
+def _all_ones(strides: Any) -> bool:
+    from jax.extend.mlir import ir
+
+    owner = strides.owner
+    if owner.name != "stablehlo.constant":
+        return False
+    values = ir.DenseIntElementsAttr(owner.attributes["value"])
+    return all(int(values[i]) == 1 for i in range(len(values)))

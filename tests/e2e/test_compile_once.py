@@ -1,0 +1,180 @@
+"""tp.compile compiles once for the whole declared range: sweeping every size in range compiles nothing
+(counted through the backend), after tp.compile and after Executable.load in a new process, and the
+results match NumPy."""
+
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+
+import tripy as tp
+import tripy_backend
+
+RNG = np.random.default_rng(0)
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+class MLP(tp.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = tp.Linear(64, 128)
+        self.fc2 = tp.Linear(128, 64)
+
+    def forward(self, x):
+        return self.fc2(tp.gelu(self.fc1(x)))
+
+
+def mlp_reference(w, x):
+    h = x @ w["fc1.weight"].T + w["fc1.bias"]
+    h = 0.5 * h * (1 + erf(h / math.sqrt(2)))
+    return h @ w["fc2.weight"].T + w["fc2.bias"]
+
+
+def attention(x):
+    B, T, C = x.shape
+    D = C // 2  # shape values that become Python numbers
+    q = tp.permute(tp.reshape(x, (B, T, 2, D)), (0, 2, 1, 3))
+    s = (q @ tp.transpose(q, -2, -1)) * (1 / math.sqrt(D))
+    s = tp.masked_fill(s, tp.tril(tp.ones((T, T), dtype=tp.float32)) == 0, float("-inf"))
+    return tp.reshape(tp.permute(tp.softmax(s, dim=-1) @ q, (0, 2, 1, 3)), (B, T, C))
+
+
+def attention_reference(x):
+    n = x.shape[1]
+    q = x.reshape(1, n, 2, 8).transpose(0, 2, 1, 3)
+    s = q @ q.transpose(0, 1, 3, 2) / math.sqrt(8)
+    s = np.where(np.tril(np.ones((n, n))) > 0, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return (p @ q).transpose(0, 2, 1, 3).reshape(1, n, 16)
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    m = MLP()
+    m.initialize_dummy_parameters()
+    weights = {k: np.from_dlpack(v).astype(np.float64) for k, v in m.state_dict().items()}
+    return m, weights
+
+
+def test_mlp_every_batch_size_without_compiling(mlp):
+    m, w = mlp
+    exe = tp.compile(m, args=[tp.InputInfo(((1, 8, 64), 64), tp.float32)])
+    before = tripy_backend.compilation_count()
+    for n in range(1, 65):
+        x = RNG.standard_normal((n, 64)).astype(np.float32)
+        out = np.from_dlpack(exe(tp.Tensor(x)))
+        assert out.shape == (n, 64)
+        assert np.allclose(out, mlp_reference(w, x), rtol=1e-4, atol=1e-4), n
+    assert tripy_backend.compilation_count() == before
+
+
+def test_attention_every_length_without_compiling():
+    exe = tp.compile(attention, args=[tp.InputInfo((1, (1, 32, 128), 16), tp.float32)])
+    before = tripy_backend.compilation_count()
+    for n in range(1, 129):
+        x = RNG.standard_normal((1, n, 16)).astype(np.float32)
+        out = np.from_dlpack(exe(tp.Tensor(x)))
+        assert np.allclose(out, attention_reference(x), rtol=1e-4, atol=1e-5), n
+    assert tripy_backend.compilation_count() == before
+
+
+def test_shape_values_as_python_numbers_match_eager():
+    x = RNG.standard_normal((1, 5, 16)).astype(np.float32)
+    exe = tp.compile(attention, args=[tp.InputInfo((1, (1, 4, 8), 16), tp.float32)])
+    assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.from_dlpack(attention(tp.Tensor(x))), atol=1e-6)
+    assert np.allclose(np.from_dlpack(attention(tp.Tensor(x))), attention_reference(x), atol=1e-5)
+
+
+_LOAD_AND_SWEEP = textwrap.dedent("""
+    import sys, numpy as np, tripy as tp, tripy_backend
+    exe = tp.Executable.load(sys.argv[1])
+    before = tripy_backend.compilation_count()
+    for n in range(1, 65):
+        x = np.load(sys.argv[2])[:n]
+        np.save(sys.argv[3] + f"/{n}.npy", np.from_dlpack(exe(tp.Tensor(x))))
+    print("compilations:", before, tripy_backend.compilation_count() - before)
+""")
+
+
+def _run_in_new_process(path, tmp_path):
+    x = RNG.standard_normal((64, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    env = dict(os.environ, TRIPY_CACHE_DIR="")
+    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_SWEEP, str(path), str(tmp_path / "x.npy"), str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return x, proc
+
+
+def test_saved_mlp_runs_every_batch_size_in_a_new_process_without_compiling(mlp, tmp_path):
+    m, w = mlp
+    exe = tp.compile(m, args=[tp.InputInfo(((1, 8, 64), 64), tp.float32)])
+    path = tmp_path / "mlp.tpexe"
+    exe.save(str(path))
+    x, proc = _run_in_new_process(path, tmp_path)
+    assert "compilations: 0 0" in proc.stdout  # neither at load nor during the sweep
+    for n in range(1, 65):
+        assert np.allclose(np.load(tmp_path / f"{n}.npy"), mlp_reference(w, x[:n]), rtol=1e-4, atol=1e-4), n
+
+
+def test_compiled_code_from_another_host_is_rebuilt_with_a_warning(mlp, tmp_path):
+    m, w = mlp
+    exe = tp.compile(m, args=[tp.InputInfo(((1, 8, 64), 64), tp.float32)])
+    path = tmp_path / "mlp.tpexe"
+    exe.save(str(path))
+    with zipfile.ZipFile(path) as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    header = json.loads(members["tripy_executable.json"])
+    header["compiled"]["fingerprint"] = "jaxlib=0.0.0;platform=elsewhere"
+    members["tripy_executable.json"] = json.dumps(header).encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    path.write_bytes(buf.getvalue())
+    before = tripy_backend.compilation_count()
+    with pytest.warns(UserWarning, match="another compiler or on another kind of host; compiling it again"):
+        loaded = tp.Executable.load(str(path))
+    assert tripy_backend.compilation_count() > before
+    x = RNG.standard_normal((5, 64)).astype(np.float32)
+    assert np.allclose(np.from_dlpack(loaded(tp.Tensor(x))), mlp_reference(w, x), rtol=1e-4, atol=1e-4)
+
+
+def logged(fn):
+    """What the 'compile' topic prints while fn() runs."""
+    old, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        with tp.logger.use_verbosity("compile"):
+            result = fn()
+        return result, tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = old
+
+
+def test_compile_topic_logs_each_compilation():
+    _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 2, 4), 3), tp.float32)]))
+    lines = text.splitlines()
+    buckets = [line for line in lines if "bucket" in line]
+    assert len(buckets) == 3  # bounds 1, 2, 4
+    assert all(line.startswith("[compile] XLA:CPU: tripy.compile(") and line.endswith(" s")
+               for line in buckets)
+
+
+def test_program_without_bounded_form_still_runs_every_shape():
+    exe, text = logged(lambda: tp.compile(lambda t: tp.topk(t, 2, 1)[0],
+                                          args=[tp.InputInfo((2, (2, 3, 6)), tp.float32)]))
+    assert "no bounded programs (stablehlo.sort is not supported with bounded dims)" in text
+    for n in (2, 5):
+        x = RNG.standard_normal((2, n)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), -np.sort(-x, axis=1)[:, :2])
