@@ -15,7 +15,7 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     (the flattened input), keeping the input's shape.
 
     Computed stably: the maximum along `dim` is subtracted before exponentiating, so large inputs do
-    not overflow.
+    not overflow. A slice holding NaN, or +inf, comes out all NaN (as in NumPy and PyTorch).
 
     Args:
         input: A floating-point tensor.
@@ -34,4 +34,6 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
     shifted = input - _max(input, dim=dims, keepdim=True)
     e = exp(shifted)
-    return e / _sum(e, dim=dims, keepdim=True)
+    # e * (1 / sum) rather than e / sum: XLA:CPU rewrites the latter pattern to oneDNN's softmax, which
+    # ignores NaN (a row holding NaN, or +inf, must come out all NaN, as in NumPy and PyTorch).
+    return e * (1.0 / _sum(e, dim=dims, keepdim=True))
