@@ -7,6 +7,7 @@ signature on first use; the compiled specializations are kept in a bounded LRU c
 from __future__ import annotations
 
 import io
+import threading
 import time
 from collections import OrderedDict
 from typing import Any, Callable, List, Optional, Sequence, Tuple
@@ -21,6 +22,7 @@ from tripy_backend.devices import compiler_name, platform
 # Maps an error text (which may mention MLIR locations) to a full report; given by the caller, who
 # knows the FlatIR/user code the module came from.
 ErrorMapper = Callable[[Optional[str], str], str]
+_LOCK = threading.Lock()
 
 
 class Executable:
@@ -103,11 +105,15 @@ class Executable:
         exe = self._compiled.get(shapes)
         if exe is None:
             exe = self._specialize(shapes)
-            self._compiled[shapes] = exe
-            if len(self._compiled) > self.MAX_SPECIALIZATIONS:
-                self._compiled.popitem(last=False)
+            with _LOCK:  # (an executable may be called from several threads)
+                self._compiled[shapes] = exe
+                while len(self._compiled) > self.MAX_SPECIALIZATIONS:
+                    self._compiled.popitem(last=False)
         else:
-            self._compiled.move_to_end(shapes)
+            try:
+                self._compiled.move_to_end(shapes)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
         return exe
 
     @property

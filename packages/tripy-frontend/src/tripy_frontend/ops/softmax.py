@@ -32,6 +32,8 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
         assert np.allclose(np.from_dlpack(out), [e / e.sum(), [1 / 3] * 3], atol=1e-6)
     """
     dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
+    if 0 in input.trace_tensor.shape:
+        return input  # nothing to normalize (and an empty dim has no maximum)
     shifted = input - _max(input, dim=dims, keepdim=True)
     e = exp(shifted)
     # e * (1 / sum) rather than e / sum: XLA:CPU rewrites the latter pattern to oneDNN's softmax, which

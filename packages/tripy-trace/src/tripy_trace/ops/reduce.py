@@ -26,6 +26,10 @@ class Reduce(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         x = self.inputs[0]
+        empty = next((d for d in self.dims if x.shape[d] == 0), None)
+        if empty is not None and self.kind in ("max", "min"):
+            self.raise_error(f"{self.name()}: cannot reduce over dim {empty}, which has size 0.",
+                             ["An empty dimension has no largest or smallest element (NumPy raises too)."])
         if self.keepdim:
             shape = tuple(1 if d in self.dims else s for d, s in enumerate(x.shape))
         else:
