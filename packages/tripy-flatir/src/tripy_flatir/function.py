@@ -135,6 +135,11 @@ class FlatIRFunction:
         """A report for an error located at FlatIR tensor `tensor_name`: the FlatIR expression, why a
         lowering introduced it (if one did), and the user code it came from."""
         tensor = self.find_tensor(tensor_name) if tensor_name else None
+        if tensor is None and _OUT_OF_MEMORY.search(message):
+            tensor = self._largest_tensor()
+            if tensor is not None:
+                message += (f"\n    The largest tensor of the program is {tensor.name} of shape {list(tensor.shape)} "
+                            f"({_nbytes(tensor):,} bytes): too large to allocate.")
         if tensor is None:
             return message
         details = []
@@ -151,6 +156,11 @@ class FlatIRFunction:
             details.append("\nThis originated from the expression shown at the top.")
         return format_report(message, tensor.stack_info, details, input_infos)
 
+    def _largest_tensor(self) -> Optional[FlatIRTensor]:
+        """The op output with the most bytes (an allocation that fails names no tensor: report the likeliest)."""
+        outputs = [o for op in self.ops for o in op.outputs]
+        return max(outputs, key=_nbytes, default=None)
+
     def diagnostics_report(self, headline: str, diagnostics: Sequence[Any]) -> str:
         """Map MLIR diagnostics (which carry ``loc("<tensor name>")``) back to FlatIR and user code."""
         messages = []
@@ -163,6 +173,15 @@ class FlatIRFunction:
 
 
 _LOC_RE = re.compile(r'loc\("([^"]+)"')
+# Errors about a size, which name no tensor: an allocation that fails, a shape whose element count overflows.
+_OUT_OF_MEMORY = re.compile(r"RESOURCE_EXHAUSTED|[Oo]ut of memory|overflow in static extent")
+
+
+def _nbytes(t: FlatIRTensor) -> int:
+    n = 1
+    for d in t.shape:
+        n *= max(d, 1)
+    return int(n * t.dtype.itemsize)
 
 
 def location_name(location: str) -> Optional[str]:

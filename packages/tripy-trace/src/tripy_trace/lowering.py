@@ -68,10 +68,10 @@ def reshape(x: FlatIRTensor, shape: Sequence[int], shape_tensor: Optional[FlatIR
     return out
 
 
-def convert(x: FlatIRTensor, dtype: Any) -> FlatIRTensor:
-    if x.dtype is dtype:
+def convert(x: FlatIRTensor, dtype: Any, out: Optional[FlatIRTensor] = None) -> FlatIRTensor:
+    if x.dtype is dtype and out is None:
         return x
-    out = FlatIRTensor.build(x.shape, dtype, x.device)
+    out = out if out is not None else FlatIRTensor.build(x.shape, dtype, x.device)
     ConvertOp.build([x], [out])
     return out
 

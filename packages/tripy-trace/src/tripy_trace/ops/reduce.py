@@ -14,6 +14,9 @@ from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp
 
 
+_WIDENED = (dtypes.float16, dtypes.bfloat16)
+
+
 @dataclasses.dataclass(repr=False, eq=False)
 class Reduce(BaseTraceOp):
     __slots__ = ("kind", "dims", "keepdim")
@@ -50,6 +53,13 @@ class Reduce(BaseTraceOp):
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]
+        if x.dtype in _WIDENED and self.kind in ("sum", "prod"):
+            # Accumulate in float32 and round once, as NumPy does: in float16 an intermediate product or sum
+            # overflows (300 * 300 * 0 * 300 would be inf * 0 = nan).
+            wide = FlatIRTensor.build(out.shape, dtypes.float32, out.device)
+            self.to_flat_ir([lowering.convert(x, dtypes.float32)], [wide])
+            lowering.convert(wide, out.dtype, out=out)
+            return
         init = lowering.constant(self.init_value(x.dtype), x.dtype, x.device)
         reduced_shape = tuple(s for d, s in enumerate(x.shape) if d not in self.dims)
         if not self.keepdim:
