@@ -63,3 +63,8 @@ def test_shared_executable_tensor_and_module_across_threads():
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(work, range(16)))
+
+    lazy = tp.tanh(shared) * 3.0  # not evaluated yet: every thread evaluates it at once
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: np.from_dlpack(lazy).copy(), range(16)))
+    assert all(np.allclose(r, np.tanh(np.arange(4)) * 3.0) for r in results)
