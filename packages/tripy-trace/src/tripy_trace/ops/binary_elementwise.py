@@ -118,7 +118,7 @@ def _like(t: FlatIRTensor, dtype=None) -> FlatIRTensor:  # type: ignore[no-untyp
 
 def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
     """(a < 0) xor (b < 0), elementwise."""
-    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    zero = _full(a, 0)
     a_neg, b_neg, out = _like(a, dtypes.bool), _like(b, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([a, zero], [a_neg], direction="LT")
     CompareOp.build([b, zero], [b_neg], direction="LT")
@@ -195,7 +195,7 @@ def _python_mod(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     # stablehlo.remainder takes the sign of the dividend; Python/NumPy's % takes the sign of the divisor.
     r, r_plus_b = _like(a), _like(a)
     RemOp.build([a, b], [r])
-    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    zero = _full(a, 0)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
     AndOp.build([has_rem, _differs_in_sign(r, b)], [adjust])
