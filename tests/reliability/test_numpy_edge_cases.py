@@ -109,3 +109,11 @@ def test_rank0_transpose_and_squeeze_are_identity_as_in_pytorch(eager_or_compile
     assert eager_or_compiled(lambda t: tp.transpose(t, 0, -1), x).tolist() == 3.5
     assert eager_or_compiled(lambda t: tp.squeeze(t, 0), x).tolist() == 3.5
     raises("out of range", lambda: tp.transpose(x, 0, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_exp_of_a_nan_known_at_compile_time(eager_or_compiled, dtype):
+    """XLA:CPU's exp gives garbage for a NaN it can fold (exp(x + nan), softmax of x + nan)."""
+    x = tp.Tensor(np.array([1.0, 2.0], dtype))
+    assert np.isnan(np.from_dlpack(eager_or_compiled(lambda t: tp.exp(t + float("nan")), x))).all()
+    assert np.isnan(np.from_dlpack(eager_or_compiled(lambda t: tp.softmax(t * float("nan"), dim=0), x))).all()

@@ -7,6 +7,8 @@ import enum
 from typing import List
 
 from tripy_flatir import dtypes
+from tripy_flatir.ops.compare import CompareOp
+from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace.ops.base import BaseTraceOp, intern_key
 from tripy_trace.tensor import TraceTensor
@@ -61,6 +63,15 @@ class UnaryElementwise(BaseTraceOp):
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         import tripy_flatir.ops as flat_ops
 
+        if self.kind in (Kind.EXP, Kind.EXPM1):
+            # select(x != x, x, exp(x)): XLA:CPU's exp gives garbage for a NaN it can see at compile time (e.g.
+            # exp(x + nan), also under jax.jit); the select keeps the NaN.
+            x, out = inputs[0], outputs[0]
+            e, is_nan = FlatIRTensor.build(out.shape, out.dtype, out.device), FlatIRTensor.build(x.shape, dtypes.bool, x.device)
+            getattr(flat_ops, self.kind.value).build([x], [e])
+            CompareOp.build([x, x], [is_nan], direction="NE")
+            SelectOp.build([is_nan, x, e], [out])
+            return
         getattr(flat_ops, self.kind.value).build(inputs, outputs)
 
 
