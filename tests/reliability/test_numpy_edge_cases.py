@@ -117,3 +117,11 @@ def test_exp_of_a_nan_known_at_compile_time(eager_or_compiled, dtype):
     x = tp.Tensor(np.array([1.0, 2.0], dtype))
     assert np.isnan(np.from_dlpack(eager_or_compiled(lambda t: tp.exp(t + float("nan")), x))).all()
     assert np.isnan(np.from_dlpack(eager_or_compiled(lambda t: tp.softmax(t * float("nan"), dim=0), x))).all()
+
+
+def test_softmax_of_huge_products(eager_or_compiled):
+    """XLA:CPU fuses the product into softmax's subtraction (a fused multiply-add): the maximum must still give 1."""
+    a = np.array([1e30, 0.26, 2.57, 1.18], np.float32).reshape(4, 1, 1, 1)
+    b = np.array([[2.829, 1.842]], np.float32)
+    out = eager_or_compiled(lambda x, y: tp.softmax(x @ y, dim=0), tp.Tensor(a), tp.Tensor(b))
+    np.testing.assert_allclose(np.from_dlpack(out)[:, 0, 0, :], [[1, 1], [0, 0], [0, 0], [0, 0]])

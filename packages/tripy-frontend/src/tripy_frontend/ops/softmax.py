@@ -4,6 +4,7 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import FLOAT_TYPES, normalize_dim
 from tripy_frontend.ops.exp import exp
 from tripy_frontend.ops.max import max as _max
+from tripy_frontend.ops.where import where
 from tripy_frontend.ops.sum import sum as _sum
 from tripy_frontend.tensor import Tensor
 
@@ -34,7 +35,12 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
     if 0 in input.trace_tensor.shape:
         return input  # nothing to normalize (and an empty dim has no maximum)
-    shifted = input - _max(input, dim=dims, keepdim=True)
+    top = _max(input, dim=dims, keepdim=True)
+    # Exactly 0 at the (finite) maximum: XLA:CPU may contract the op that produced `input` into the subtraction (a
+    # fused multiply-add), which leaves the maximum a residual; with inputs near 1e30 that residual is -1e22, every
+    # exp() is 0 and the result NaN.
+    at_top = (input == top) & (top - top == 0.0)
+    shifted = where(at_top, 0.0, input - top)
     e = exp(shifted)
     # e * (1 / sum) rather than e / sum: XLA:CPU rewrites the latter pattern to oneDNN's softmax, which
     # ignores NaN (a row holding NaN, or +inf, must come out all NaN, as in NumPy and PyTorch).
