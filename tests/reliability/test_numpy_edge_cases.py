@@ -125,3 +125,13 @@ def test_softmax_of_huge_products(eager_or_compiled):
     b = np.array([[2.829, 1.842]], np.float32)
     out = eager_or_compiled(lambda x, y: tp.softmax(x @ y, dim=0), tp.Tensor(a), tp.Tensor(b))
     np.testing.assert_allclose(np.from_dlpack(out)[:, 0, 0, :], [[1, 1], [0, 0], [0, 0], [0, 0]])
+
+
+def test_two_dynamic_dims_broadcast_when_one_is_one_at_run_time():
+    exe = tp.compile(lambda a, b: a * b, args=[tp.InputInfo(((1, 2, 4),), tp.float32),
+                                               tp.InputInfo(((1, 2, 4),), tp.float32)])
+    for n, m in [(1, 3), (3, 1), (3, 3)]:
+        a, b = np.arange(1, n + 1, dtype=np.float32), np.arange(1, m + 1, dtype=np.float32) * 10
+        assert np.array_equal(np.from_dlpack(exe(tp.Tensor(a), tp.Tensor(b))), a * b)
+    with pytest.raises(tp.TripyException):
+        exe(tp.ones((2,)), tp.ones((3,)))
