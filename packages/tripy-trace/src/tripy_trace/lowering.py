@@ -137,12 +137,13 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
                 continue
             # The run-time size: of the operands whose dim here is not a static 1, the one that is not 1 at run
             # time (all are dynamic here; sizes that differ and are not 1 make the program invalid).
-            size = None
+            run_size: Optional[FlatIRTensor] = None
             for o in operands:
                 od = d - (len(out_shape) - o.rank)
                 if od >= 0 and o.shape[od] != 1:
-                    size = dim_size(o, od) if size is None else _broadcast_dim(size, dim_size(o, od))
-            parts.append(size)
+                    run_size = dim_size(o, od) if run_size is None else _broadcast_dim(run_size, dim_size(o, od))
+            assert run_size is not None, "a dynamic output dim comes from a dynamic operand dim"
+            parts.append(run_size)
         return concat_dims(parts, device)
 
     cache: dict[str, FlatIRTensor] = {}
