@@ -6,9 +6,9 @@ The only layer that touches compilation and execution; everything jaxlib-specifi
 from tripy_backend.cache import ProgramCache
 from tripy_backend.compiler import compile, module_to_bytecode
 from tripy_backend.devices import check_device, compiler_name
-from tripy_backend.executable import Executable
+from tripy_backend.program import Program
 from tripy_backend.memory import to_device, to_numpy
 
 __version__ = "0.1.0"
-__all__ = ["ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name", "Executable",
+__all__ = ["ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name", "Program",
            "to_device", "to_numpy"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import io
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Sequence, Tuple
 
 from tripy_flatir.device import device as Device
-from tripy_backend.executable import ErrorMapper, Executable
+from tripy_backend.program import Program
 
 
 def module_to_bytecode(module: Any) -> bytes:
@@ -16,9 +16,9 @@ def module_to_bytecode(module: Any) -> bytes:
 
 
 def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-            error_mapper: Optional[ErrorMapper] = None, optimization_level: int = 3) -> Executable:
+            optimization_level: int = 3) -> Program:
     """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
     `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
     (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels)."""
     data = module if isinstance(module, (bytes, bytearray)) else module_to_bytecode(module)
-    return Executable(bytes(data), input_shapes, device, error_mapper, optimization_level)
+    return Program(bytes(data), input_shapes, device, optimization_level)

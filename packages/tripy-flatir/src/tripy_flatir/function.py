@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyException, format_report
+from tripy_flatir.locations import describe, op_location, parse
 from tripy_flatir.tensor import FlatIRTensor
 
 if TYPE_CHECKING:
@@ -98,9 +98,10 @@ class FlatIRFunction:
                 fn.attributes["sym_visibility"] = ir.StringAttr.get("public")
                 block = fn.add_entry_block()
                 values: Dict[int, Any] = {id(t): a for t, a in zip(self.inputs, block.arguments)}
+                file_locations: Dict[Any, Any] = {}
                 with ir.InsertionPoint(block):
                     for op in self.ops:
-                        with ir.Location.name(op.outputs[0].name):
+                        with op_location(op, file_locations):
                             try:
                                 results = op.to_mlir([values[id(i)] for i in op.inputs])
                             except TripyException:
@@ -135,11 +136,6 @@ class FlatIRFunction:
         """A report for an error located at FlatIR tensor `tensor_name`: the FlatIR expression, why a
         lowering introduced it (if one did), and the user code it came from."""
         tensor = self.find_tensor(tensor_name) if tensor_name else None
-        if tensor is None and _OUT_OF_MEMORY.search(message):
-            tensor = self._largest_tensor()
-            if tensor is not None:
-                message += (f"\n    The largest tensor of the program is {tensor.name} of shape {list(tensor.shape)} "
-                            f"({_nbytes(tensor):,} bytes): too large to allocate.")
         if tensor is None:
             return message
         details = []
@@ -156,35 +152,8 @@ class FlatIRFunction:
             details.append("\nThis originated from the expression shown at the top.")
         return format_report(message, tensor.stack_info, details, input_infos)
 
-    def _largest_tensor(self) -> Optional[FlatIRTensor]:
-        """The op output with the most bytes (an allocation that fails names no tensor: report the likeliest)."""
-        outputs = [o for op in self.ops for o in op.outputs]
-        return max(outputs, key=_nbytes, default=None)
-
     def diagnostics_report(self, headline: str, diagnostics: Sequence[Any]) -> str:
         """Map MLIR diagnostics (which carry ``loc("<tensor name>")``) back to FlatIR and user code."""
-        messages = []
-        first_name = None
-        for d in diagnostics:
-            name = location_name(str(d.location))
-            first_name = first_name or name
-            messages.append(f"({name or 'unknown'}) {d.message}")
-        return self.error_report(first_name, f"{headline}:\n    " + "\n    ".join(messages))
-
-
-_LOC_RE = re.compile(r'loc\("([^"]+)"')
-# Errors about a size, which name no tensor: an allocation that fails, a shape whose element count overflows.
-_OUT_OF_MEMORY = re.compile(r"RESOURCE_EXHAUSTED|[Oo]ut of memory|overflow in static extent")
-
-
-def _nbytes(t: FlatIRTensor) -> int:
-    n = 1
-    for d in t.shape:
-        n *= max(d, 1)
-    return int(n * t.dtype.itemsize)
-
-
-def location_name(location: str) -> Optional[str]:
-    """The FlatIR tensor name in an MLIR location like ``loc("t_inter3")``."""
-    m = _LOC_RE.search(location)
-    return m.group(1) if m else None
+        located = [loc for loc in (parse(str(d.location)) for d in diagnostics) if loc is not None]
+        messages = [f"({describe(d.location)}) {d.message}" for d in diagnostics]
+        return self.error_report(located[0].tensor if located else None, f"{headline}:\n    " + "\n    ".join(messages))

@@ -28,8 +28,8 @@ class SourceFrame:
     code: str
     column_range: Optional[tuple[int, int]]
 
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line} in {self.function}()"
+    def __str__(self) -> str:  # (the function is unknown, "", for a frame read back from an MLIR location)
+        return f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
 
 
 class StackInfo:

@@ -17,6 +17,7 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend import device as _device_module  # noqa: F401
 from tripy_frontend import dimension_size as _dimension_size  # noqa: F401
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
+from tripy_frontend.tracebacks import api_boundary
 
 __version__ = "0.1.0"
 
@@ -32,7 +33,12 @@ for _pkg in ("tripy_frontend.ops", "tripy_frontend.nn", "tripy_frontend.compiler
         _load_submodules(_pkg)
 
 for _name, _method in TENSOR_METHOD_REGISTRY.methods.items():
-    setattr(Tensor, _name, _method)
+    setattr(Tensor, _name, api_boundary(_method))
+# Tensor's own entry points that can raise a report (converting, printing) are API boundaries too (eval is one
+# itself: it is on the eager hot path).
+for _name in ("__init__", "tolist", "__dlpack__", "__array__", "__bool__", "__int__", "__float__",
+              "__index__", "__repr__", "__str__"):
+    setattr(Tensor, _name, api_boundary(vars(Tensor)[_name]))
 
 for _dt in _dtypes.ALL_DTYPES:
     PUBLIC_API[_dt.name] = _dt

@@ -1,18 +1,20 @@
-"""Eager evaluation: trace -> FlatIR -> StableHLO -> compile -> run, with compiled programs cached by
-a structural key of the trace, so re-evaluating the same graph shape with new data never recompiles."""
+"""Eager evaluation: "compile this trace, stored data as arguments, cached by structural key".
+
+trace -> FlatIR -> StableHLO (``tripy_trace.pipeline.lower``) -> a backend ``Program``, cached by a
+structural key of the trace, so re-evaluating the same graph shape with new data never recompiles; the
+program runs on the stored data's buffers and ``results.store`` puts each result in its tensor."""
 
 from __future__ import annotations
 
-import time
 from typing import Any, List, NoReturn, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
 from tripy_flatir.logging import logger
-from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.storage import Storage
+from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
-from tripy_frontend.compiler.results import ResultStorage
+from tripy_frontend import results
 
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
@@ -23,18 +25,6 @@ EAGER_OPTIMIZATION_LEVEL = 3
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 
 
-def lower(trace: Trace) -> tuple:
-    """Trace -> (FlatIR function, verified MLIR module), logging each IR when asked to."""
-    logger.log("trace", lambda: f"==== Trace IR ====\n{trace}\n")
-    start = time.perf_counter()
-    flat = trace.to_flat_ir()
-    logger.log("flat_ir", lambda: f"==== Flat IR ====\n{flat}\n")
-    module = flat.to_mlir()
-    logger.log("mlir", lambda: f"==== MLIR ====\n{module}")
-    logger.log("timing", lambda: f"lowered in {time.perf_counter() - start:.4f} s")
-    return flat, module
-
-
 def evaluate(tensors: Sequence[Any]) -> None:
     """Compute `tensors` (frontend Tensors) and turn each into stored data."""
     outputs = [t.trace_tensor for t in tensors]
@@ -43,21 +33,16 @@ def evaluate(tensors: Sequence[Any]) -> None:
     key, inputs = signature(outputs)
     device = outputs[0].device
     key = (key, device.kind, device.index)
-    executable = PROGRAM_CACHE.get(key)
-    if executable is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
-        executable = _compile(outputs, inputs, key, executable)
+    program = PROGRAM_CACHE.get(key)
+    if program is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
+        program = _compile(outputs, inputs, key, program)
     else:
         logger.log("cache", "program cache hit")
     try:
         buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
     except AttributeError:  # a runtime input of tp.compile: no value while tracing
         _cannot_evaluate_traced(next(t for t in inputs if getattr(t.producer, "data", None) is None))
-    results = executable(buffers)
-    for t, buf in zip(outputs, results):
-        shape = t.shape
-        if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
-            shape = tuple(buf.shape)
-        t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
+    results.store(outputs, program(buffers))
 
 
 def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> Any:
@@ -71,12 +56,12 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
         logger.log("cache", "program cache hit")
         return cached
     device = trace.outputs[0].device
-    flat, module = lower(trace)
-    executable = backend_compile(module, [t.shape for t in trace.inputs], device, flat.error_report,
-                                 optimization_level=EAGER_OPTIMIZATION_LEVEL)
-    PROGRAM_CACHE.put(key, executable)
+    _, module = lower(trace)
+    program = backend_compile(module, [t.shape for t in trace.inputs], device,
+                              optimization_level=EAGER_OPTIMIZATION_LEVEL)
+    PROGRAM_CACHE.put(key, program)
     logger.log("cache", lambda: f"program cache miss: compiled for {compiler_name(device)}")
-    return executable
+    return program
 
 
 def _cannot_evaluate_traced(placeholder: Any) -> NoReturn:

@@ -18,6 +18,7 @@ from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.tracebacks import strip_tripy_frames
 
 
 @public_api()
@@ -150,7 +151,11 @@ class Tensor:
         from tripy_frontend.eager import evaluate
 
         if not isinstance(self.trace_tensor.producer, Storage):
-            evaluate([self])
+            try:  # (an API boundary: see tracebacks.py)
+                evaluate([self])
+            except TripyException as e:
+                strip_tripy_frames(e)
+                raise
         return self
 
     @property

@@ -11,8 +11,9 @@ from tripy_flatir.device import CPU
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
+from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace
-from tripy_frontend.compiler.executable import Executable, _build_program
+from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
@@ -67,76 +68,99 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         assert exe(tp.Tensor([1.0, 2.0])).tolist() == [11.0, 22.0]
     """
     where = _stack.capture()
+    signature = _check_arguments(func, optimization_level, args, kwargs, where)
+    fname = getattr(func, "__qualname__", None) or type(func).__name__
+    inputs = _RuntimeInputs(where)
+    call_args = [inputs.make(name, a) if isinstance(a, InputInfo) else a
+                 for name, a in zip(_positional_names(signature, len(args)), args)]
+    kwargs = dict(kwargs or {})
+    call_kwargs = {k: inputs.make(k, kwargs[k]) if isinstance(kwargs[k], InputInfo) else kwargs[k]
+                   for k in _keyword_order(signature, kwargs)}
+    if len(set(inputs.names)) != len(inputs.names):
+        raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
+
+    outputs, returns_tuple = _outputs_of(func(*call_args, **call_kwargs), fname, where)
+    trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
+    _, module = lower(trace)
+    constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]
+    out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
+    return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
+                              returns_tuple, device, optimization_level)
+
+
+def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],
+                     where: Any) -> Optional[inspect.Signature]:
+    """Validate tp.compile's own arguments; the signature of `func` (None if Python cannot tell it)."""
     if not callable(func):
         raise_error(f"tripy.compile: func must be a function or a tripy.Module, but got {type(func).__name__}.", where)
-    level = optimization_level
     if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 5:
         raise_error(f"tripy.compile: optimization_level must be an int in [0, 5], but got {level!r}.", where)
-    args = list(args)
-    kwargs = dict(kwargs or {})
-    if not all(isinstance(k, str) for k in kwargs):
+    if not all(isinstance(k, str) for k in kwargs or {}):
         raise_error("tripy.compile: kwargs must map parameter names (strings) to values.", where)
-    fname = getattr(func, "__qualname__", None) or type(func).__name__
-
-    signature: Optional[inspect.Signature]
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        try:
-            signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise_error(f"tripy.compile: args/kwargs do not match the signature of '{fname}{signature}': {e}.", where)
+        return None
+    try:
+        signature.bind(*args, **(kwargs or {}))
+    except TypeError as e:
+        fname = getattr(func, "__qualname__", None) or type(func).__name__
+        raise_error(f"tripy.compile: args/kwargs do not match the signature of '{fname}{signature}': {e}.", where)
+    return signature
 
-    # Names of the runtime inputs, from the function's parameters.
-    positional_names = _positional_names(signature, len(args))
-    named_bounds: Dict[str, Tuple[Tuple[int, int, int], str]] = {}
-    names: List[str] = []
-    infos: List[InputInfo] = []
-    placeholders: List[Tensor] = []
 
-    def runtime_input(name: str, info: InputInfo) -> Tensor:
+class _RuntimeInputs:
+    """The runtime inputs of a trace: a placeholder tensor for each InputInfo, with its name, in order."""
+
+    def __init__(self, where: Any) -> None:
+        self.where = where
+        self.names: List[str] = []
+        self.infos: List[InputInfo] = []
+        self.placeholders: List[Tensor] = []
+        self.named_bounds: Dict[str, Tuple[Tuple[int, int, int], str]] = {}  # dim name -> (bounds, first use)
+
+    def make(self, name: str, info: InputInfo) -> Tensor:
         for d, dim_name in info.dimension_names.items():
             b = info.shape_bounds
             bounds = (b.min[d], b.opt[d], b.max[d])
             here = f"dim {d} of '{name}'"
-            if dim_name in named_bounds and named_bounds[dim_name][0] != bounds:
-                other_bounds, other = named_bounds[dim_name]
+            if dim_name in self.named_bounds and self.named_bounds[dim_name][0] != bounds:
+                other_bounds, other = self.named_bounds[dim_name]
                 raise_error(f"tripy.compile: the named dimension '{dim_name}' has bounds {other_bounds} for {other} "
-                            f"but {bounds} for {here}.", where,
+                            f"but {bounds} for {here}.", self.where,
                             ["Dims that share a name must have the same (min, opt, max)."])
-            named_bounds.setdefault(dim_name, (bounds, here))
-        op = Placeholder.build([], where, shape=info.trace_shape, dtype=info.dtype, device=CPU)
+            self.named_bounds.setdefault(dim_name, (bounds, here))
+        op = Placeholder.build([], self.where, shape=info.trace_shape, dtype=info.dtype, device=CPU)
         t = Tensor._from_trace_tensor(op.outputs[0])
-        names.append(name)
-        infos.append(info)
-        placeholders.append(t)
+        self.names.append(name)
+        self.infos.append(info)
+        self.placeholders.append(t)
         return t
 
-    call_args = [runtime_input(positional_names[i], a) if isinstance(a, InputInfo) else a for i, a in enumerate(args)]
-    if signature is not None:  # keyword inputs in parameter order (then any **kwargs in the order given)
-        order = {n: i for i, n in enumerate(signature.parameters)}
-        keys = sorted(kwargs, key=lambda k: order.get(k, len(order)))
-    else:
-        keys = list(kwargs)
-    call_kwargs = {k: runtime_input(k, kwargs[k]) if isinstance(kwargs[k], InputInfo) else kwargs[k] for k in keys}
-    if len(set(names)) != len(names):
-        raise_error(f"tripy.compile: two runtime inputs have the same name: {names}.", where)
 
-    result = func(*call_args, **call_kwargs)
+def _keyword_order(signature: Optional[inspect.Signature], kwargs: Dict[str, Any]) -> List[str]:
+    """Keyword inputs in parameter order (then any **kwargs in the order given)."""
+    if signature is None:
+        return list(kwargs)
+    order = {n: i for i, n in enumerate(signature.parameters)}
+    return sorted(kwargs, key=lambda k: order.get(k, len(order)))
 
+
+def _outputs_of(result: Any, fname: str, where: Any) -> Tuple[List[Tensor], bool]:
+    """The traced function's result as (output tensors, whether it returned a tuple or list)."""
     if isinstance(result, Tensor):
-        outputs, returns_tuple = [result], False
-    elif isinstance(result, (list, tuple)) and result and all(isinstance(r, Tensor) for r in result):
-        outputs, returns_tuple = list(result), True
-    else:
-        got = type(result).__name__
-        if isinstance(result, (list, tuple)):
-            got = f"a {got} of " + (", ".join(type(r).__name__ for r in result) or "nothing")
-        raise_error(f"tripy.compile: '{fname}' must return a tripy.Tensor or a non-empty tuple or list of them, "
-                    f"but it returned {got}.", where)
+        return [result], False
+    if isinstance(result, (list, tuple)) and result and all(isinstance(r, Tensor) for r in result):
+        return list(result), True
+    got = type(result).__name__
+    if isinstance(result, (list, tuple)):
+        got = f"a {got} of " + (", ".join(type(r).__name__ for r in result) or "nothing")
+    raise_error(f"tripy.compile: '{fname}' must return a tripy.Tensor or a non-empty tuple or list of them, "
+                f"but it returned {got}.", where)
 
+
+def _trace_of(outputs: List[Tensor], placeholders: List[Tensor], fname: str, where: Any) -> Tuple[Trace, Any]:
+    """The trace of the program (runtime inputs first, then the baked-in stored data) and its device."""
     trace = Trace([o.trace_tensor for o in outputs], [p.trace_tensor for p in placeholders])
     for t in trace.inputs[len(placeholders):]:
         if not isinstance(t.producer, Storage):
@@ -146,16 +170,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     if len(devices) > 1:
         raise_error(f"tripy.compile: the outputs of '{fname}' are on different devices: "
                     f"{', '.join(str(d) for d in devices)}.", where)
-    device = trace.outputs[0].device
-
-    from tripy_frontend.eager import lower
-
-    flat, module = lower(trace)
-    module_bytes = module_to_bytecode(module)
-    constants = [t.producer.data for t in trace.inputs[len(placeholders):]]  # type: ignore[union-attr]
-    program = _build_program(module_bytes, infos, constants, device, flat.error_report, level)
-    out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
-    return Executable._create(program, module_bytes, names, infos, constants, out_specs, returns_tuple, device)
+    return trace, trace.outputs[0].device
 
 
 def _positional_names(signature: Optional[inspect.Signature], count: int) -> List[str]:

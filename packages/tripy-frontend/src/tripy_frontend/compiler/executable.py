@@ -1,4 +1,5 @@
-"""tp.Executable: a compiled function. Validates its arguments, runs the program, wraps the results.
+"""tp.Executable: the user's compiled function. Validates its arguments, runs its backend ``Program``
+(``tripy_backend.program``), and turns the results into tensors (``results.new_tensor``).
 
 The call path is the hot path of compiled mode, so everything that does not depend on the arguments
 (the checks for each input, the baked-in buffers, the output dtypes and static shapes) is worked out
@@ -9,77 +10,27 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import operator
 import os
 import sys
-from types import CodeType
-from typing import Any, Dict, List, NoReturn, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Union
 
-from tripy_backend import Executable as _Program
-from tripy_backend import compile as _backend_compile
+from tripy_backend import Program
+from tripy_backend import compile as backend_compile
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
-from tripy_flatir.stack_info import SourceFrame, StackInfo, is_library_module
-from tripy_trace.tensor import TraceTensor
+from tripy_frontend import results
 from tripy_frontend.compiler import artifact
+from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo
-from tripy_frontend.compiler.results import ResultStorage
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
 # Shape signatures remembered per executable (the backend keeps as many compiled specializations).
-_MAX_SIGNATURES = _Program.MAX_SPECIALIZATIONS
-_new_tensor = object.__new__
-
-
-class _CallSite(StackInfo):
-    """Where the user called an executable: one frame, whose line number is worked out only when a
-    report needs it (reading ``frame.f_lineno`` costs more than the rest of a compiled call's
-    bookkeeping; the code object and instruction offset determine it)."""
-
-    __slots__ = ()
-
-    def __init__(self, code: CodeType, lasti: int) -> None:
-        super().__init__([(code, lasti, -1)])
-
-    @property
-    def frames(self) -> List[SourceFrame]:
-        if self._frames is None:
-            self._raw = [(code, lasti, _line_at(code, lasti) if line < 0 else line) for code, lasti, line in self._raw]
-        return StackInfo.frames.fget(self)  # type: ignore[attr-defined,no-any-return]
-
-
-def _line_at(code: CodeType, lasti: int) -> int:
-    for start, end, line in code.co_lines():
-        if start <= lasti < end and line is not None:
-            return line
-    return code.co_firstlineno
-
-
-# Call sites seen before: (id of the code, instruction offset) of the calling frame -> its StackInfo.
-# A loop that calls an executable from one line makes one record; the record holds the code object, so
-# the id stays valid while the entry exists. (Code objects hash by content, which is slow; ids are not.)
-_SITES: Dict[Tuple[int, int], StackInfo] = {}
-_MAX_SITES = 4096
-
-
-def _call_site(frame: Any) -> StackInfo:
-    """Where the user called: the first non-tripy frame at or above `frame` (the caller's frame)."""
-    key = (id(frame.f_code), frame.f_lasti)
-    site = _SITES.get(key)
-    if site is not None:
-        return site
-    user = frame
-    while user is not None and is_library_module(user.f_globals.get("__name__", "")):
-        user = user.f_back
-    site = _CallSite(user.f_code, user.f_lasti) if user is not None else StackInfo([])
-    if user is frame:  # a library caller may be reached from many user lines: not cached
-        if len(_SITES) >= _MAX_SITES:
-            _SITES.clear()
-        _SITES[key] = site
-    return site
+_MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
 
 
 @public_api()
@@ -109,7 +60,7 @@ class Executable:
         assert "stablehlo" in exe.stablehlo
     """
 
-    _program: _Program
+    _program: Program
     _module_bytes: bytes  # the shape-polymorphic program (MLIR bytecode)
     _names: Tuple[str, ...]
     _infos: Tuple[InputInfo, ...]
@@ -125,6 +76,7 @@ class Executable:
     # Input-shape signatures already validated, each with its launcher and output shapes. A call whose
     # signature is here needs no per-dim checks: one dict lookup replaces them.
     _runs: Runs
+    _call: Callable[..., Any]  # the generated fast path (see fast_call); an API boundary (see tracebacks.py)
     __signature__: inspect.Signature
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -132,11 +84,13 @@ class Executable:
                     ["Use tripy.compile(func, args=[...]) or tripy.Executable.load(path)."])
 
     @classmethod
-    def _create(cls, program: _Program, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo],
-                constants: Sequence[Any], outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]],
-                returns_tuple: bool, device: Device) -> "Executable":
+    def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
+                outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
+                optimization_level: int) -> "Executable":
+        """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
+        inputs `infos`, then the baked-in `constants` (device buffers)."""
         self = cls.__new__(cls)
-        self._program = program
+        self._program = _build_program(module_bytes, infos, constants, device, optimization_level)
         self._module_bytes = module_bytes
         self._names = tuple(names)
         self._infos = tuple(infos)
@@ -155,34 +109,21 @@ class Executable:
                             if len(dims) > 1 and not all(self._infos[i].shape_bounds.min[d] ==
                                                          self._infos[i].shape_bounds.max[d] for i, d in dims))
         self._runs = {}
-        call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants, device,
-                              self._runs, _call_site, _SITES)
-        # Python looks __call__ up on the type: give this executable its own subclass that holds it.
-        call.__doc__ = Executable.__call__.__doc__
-        self.__class__ = type(cls.__name__, (cls,), {"__call__": call, "__module__": cls.__module__,
-                                                     "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+        self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
+                                    device, self._runs, self._call_slow)
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Tensor) for n in self._names]
         self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
         return self
 
     # ---- calling ----------------------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
-        """Run the program on `args` / `kwargs` (tensors for the runtime inputs).
-
-        Each executable's class overrides this with a generated fast path (see ``fast_call``), which
-        falls back to the general path here for anything but the common case."""
-        return self._call_slow(args, kwargs)  # type: ignore[no-any-return]
-
-    def _wrap(self, results: List[Any], out_shapes: Tuple[Tuple[int, ...], ...], info: StackInfo) -> Any:
-        device = self._device
-        outs = []
-        for buf, shape, (dt, _) in zip(results, out_shapes, self._outputs):
-            tt = TraceTensor(None, info, shape, dt, device)
-            tt.producer = ResultStorage(tt, buf, shape, dt, device)
-            out = _new_tensor(Tensor)
-            out.trace_tensor = tt
-            outs.append(out)
-        return tuple(outs) if self._returns_tuple else outs[0]
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]: ...
+    else:
+        # Python looks __call__ up on the type: this property hands out the executable's generated call
+        # (see fast_call), so that `exe(x)` runs it with no frame of Executable's own in between.
+        __call__ = property(operator.attrgetter("_call"), doc=(
+            "Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's generated "
+            "fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the common case."))
 
     def _call_slow(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """Bind keywords, evaluate lazy tensors, validate every argument in detail, then run; a new
@@ -203,16 +144,19 @@ class Executable:
         run = self._runs.get(key)
         if run is None:
             launch = self._program.launcher(key + self._constant_shapes)
-            results = launch(buffers + self._constants)
-            out_shapes = tuple(tuple(r.shape) for r in results)
+            buffers = launch(buffers + self._constants)
+            out_shapes = tuple(tuple(r.shape) for r in buffers)
             if len(self._runs) >= _MAX_SIGNATURES:
                 del self._runs[next(iter(self._runs))]  # forget the oldest
             execute, finish = launch.steps()
             self._runs[key] = (execute, finish, out_shapes, launch)
         else:
             out_shapes, launch = run[2], run[3]
-            results = launch(buffers + self._constants)
-        return self._wrap(results, out_shapes, _call_site(sys._getframe(1)))
+            buffers = launch(buffers + self._constants)
+        site = call_site(sys._getframe(1))
+        outs = tuple(results.new_tensor(buf, shape, dt, self._device, site)
+                     for buf, shape, (dt, _) in zip(buffers, out_shapes, self._outputs))
+        return outs if self._returns_tuple else outs[0]
 
     def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
         """Order positional and keyword arguments as the executable's inputs (the slow path)."""
@@ -397,18 +341,16 @@ class Executable:
             raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
         constants = [memory.to_device(c, device) for c in contents.constants]
-        program = _build_program(module_bytes, contents.infos, constants, device, None, contents.optimization_level)
-        return Executable._create(program, module_bytes, contents.names, contents.infos, constants, contents.outputs,
-                                  contents.returns_tuple, device)
+        return Executable._create(module_bytes, contents.names, contents.infos, constants, contents.outputs,
+                                  contents.returns_tuple, device, contents.optimization_level)
 
 
 def _build_program(module_bytes: bytes, infos: Sequence[InputInfo], constants: Sequence[Any], device: Device,
-                   error_mapper: Any, optimization_level: int = 3) -> _Program:
-    """The backend executable; a dynamic program is compiled for the `opt` shapes right away, so compile
-    errors surface now rather than at the first call."""
+                   optimization_level: int) -> Program:
+    """The backend program; a dynamic one is compiled for the `opt` shapes right away, so compile errors
+    surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = _backend_compile(module_bytes, shapes, device, error_mapper, optimization_level)
+    program = backend_compile(module_bytes, shapes, device, optimization_level)
     if program.is_dynamic:
-        opt = tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants)
-        program.executable_for(opt)
+        program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
     return program

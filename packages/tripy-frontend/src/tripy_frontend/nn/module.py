@@ -22,6 +22,7 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.tracebacks import api_boundary
 
 # How many keys of each kind an error report lists before it summarizes the rest.
 _MAX_LISTED = 12
@@ -146,6 +147,7 @@ class Module:
         pass
 
     # ---- calling ------------------------------------------------------------------------------------
+    @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run :meth:`forward` after checking that every parameter has a value."""
         depth = getattr(_calls, "depth", 0)
@@ -250,6 +252,7 @@ class Module:
         """
         return {name: slot.get() for name, slot in self._parameter_slots()}
 
+    @api_boundary
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> Tuple[Set[str], Set[str]]:
         """Set parameters from `state_dict` (names to NumPy arrays or ``tp.Tensor`` s).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import List
+from typing import Dict, List, Type
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.add import AddOp
@@ -18,6 +18,13 @@ from tripy_flatir.ops.remainder import RemOp
 from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.ops.subtract import SubtractOp
 from tripy_flatir.ops.and_ import AndOp
+from tripy_flatir.ops.multiply import MultiplyOp
+from tripy_flatir.ops.power import PowOp
+from tripy_flatir.ops.maximum import MaxOp
+from tripy_flatir.ops.minimum import MinOp
+from tripy_flatir.ops.or_ import OrOp
+from tripy_flatir.ops.xor import XorOp
+from tripy_flatir.ops.base import BinaryElementwiseOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp, intern_key
@@ -25,24 +32,24 @@ from tripy_trace.tensor import TraceTensor
 
 
 class Kind(enum.Enum):
-    SUM = ("AddOp", "'+'")
-    SUB = ("SubtractOp", "'-'")
-    MUL = ("MultiplyOp", "'*'")
-    DIV = ("DivideOp", "'/'")
-    FLOOR_DIV = (None, "'//'")
-    MOD = (None, "'%'")
-    POW = ("PowOp", "'**'")
-    MAXIMUM = ("MaxOp", "tripy.maximum")
-    MINIMUM = ("MinOp", "tripy.minimum")
-    AND = ("AndOp", "'&'")
-    OR = ("OrOp", "'|'")
-    XOR = ("XorOp", "'^'")
-    EQ = ("EQ", "'=='")
-    NE = ("NE", "'!='")
-    LT = ("LT", "'<'")
-    LE = ("LE", "'<='")
-    GT = ("GT", "'>'")
-    GE = ("GE", "'>='")
+    SUM = "'+'"
+    SUB = "'-'"
+    MUL = "'*'"
+    DIV = "'/'"
+    FLOOR_DIV = "'//'"
+    MOD = "'%'"
+    POW = "'**'"
+    MAXIMUM = "tripy.maximum"
+    MINIMUM = "tripy.minimum"
+    AND = "'&'"
+    OR = "'|'"
+    XOR = "'^'"
+    EQ = "'=='"
+    NE = "'!='"
+    LT = "'<'"
+    LE = "'<='"
+    GT = "'>'"
+    GE = "'>='"
 
     @property
     def is_comparison(self) -> bool:
@@ -58,7 +65,7 @@ class BinaryElementwise(BaseTraceOp):
     kind: Kind
 
     def name(self) -> str:
-        return self.kind.value[1]
+        return self.kind.value
 
     # (Inference is written out in one method: it runs for every operator the user applies, on the eager
     # hot path. Mismatches go to the base class's checks, which report them.)
@@ -91,19 +98,33 @@ class BinaryElementwise(BaseTraceOp):
         return super().key_id()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        import tripy_flatir.ops as flat_ops
-
         out = outputs[0]
         a, b = lowering.broadcast_operands(inputs, out.shape, self.name())
         kind = self.kind
         if kind.is_comparison:
-            CompareOp.build([a, b], [out], direction=kind.value[0])
+            CompareOp.build([a, b], [out], direction=kind.name)
         elif kind is Kind.FLOOR_DIV:
             _floor_div(a, b, out)
         elif kind is Kind.MOD:
             _python_mod(a, b, out)
         else:
-            getattr(flat_ops, kind.value[0]).build([a, b], [out])
+            FLAT_OPS[kind].build([a, b], [out])
+
+
+# The FlatIR op (which names its StableHLO op class) of each kind that is one op; comparisons are a
+# CompareOp with the kind's name as direction, FLOOR_DIV and MOD are lowered to several ops below.
+FLAT_OPS: Dict[Kind, Type[BinaryElementwiseOp]] = {
+    Kind.SUM: AddOp,
+    Kind.SUB: SubtractOp,
+    Kind.MUL: MultiplyOp,
+    Kind.DIV: DivideOp,
+    Kind.POW: PowOp,
+    Kind.MAXIMUM: MaxOp,
+    Kind.MINIMUM: MinOp,
+    Kind.AND: AndOp,
+    Kind.OR: OrOp,
+    Kind.XOR: XorOp,
+}
 
 
 _COMPARISONS = frozenset(id(k) for k in Kind if k.is_comparison)  # ids: Enum hashes in Python

@@ -98,6 +98,44 @@ class Slice(BaseTraceOp):
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]
         arith = Arith(x.device)
+        firsts, limits, strides, lengths, reverse_dims = self._dim_slices(inputs, arith)
+        sliced_shape = tuple(DYNAMIC if isinstance(n, FlatIRTensor) else int(n) for n in lengths)
+        needs_reshape = bool(self.squeeze or self.new_axes)
+        steps_left = [bool(reverse_dims), not self._is_identity(x, firsts, limits, strides), needs_reshape]
+
+        def result(shape: Tuple[int, ...], step_index: int) -> FlatIRTensor:
+            if not any(steps_left[step_index + 1:]):
+                return out
+            return FlatIRTensor.build(shape, x.dtype, x.device)
+
+        current = x
+        if steps_left[0]:
+            reversed_x = result(x.shape, 0)
+            ReverseOp.build([current], [reversed_x], dims=reverse_dims)
+            current = reversed_x
+        if steps_left[1]:
+            sliced = result(sliced_shape, 1)
+            if all(arith.is_static(v) for v in firsts + limits):
+                SliceOp.build([current], [sliced], start_indices=[int(v) for v in firsts],  # type: ignore[arg-type]
+                              limit_indices=[int(v) for v in limits], strides=strides)  # type: ignore[arg-type]
+            else:
+                DynamicSliceOp.build([current, arith.concat(firsts), arith.concat(limits), arith.concat(strides)],
+                                     [sliced])
+            current = sliced
+        if needs_reshape:
+            dims: List[Value] = [n for d, n in enumerate(lengths) if d not in self.squeeze]
+            for pos in self.new_axes:
+                dims.insert(pos, 1)
+            shape_tensor = None if out.is_static else arith.concat(dims)
+            lowering.reshape(current, out.shape, shape_tensor, out=out)
+        elif current is x:
+            # Nothing to do (e.g. t[:]): bind the output with a reshape to the same shape.
+            lowering.reshape(x, out.shape, None if out.is_static else lowering.shape_of(x), out=out)
+
+    def _dim_slices(self, inputs: List[FlatIRTensor], arith: Arith) -> Tuple[List[Value], List[Value], List[int],
+                                                                           List[Value], List[int]]:
+        """For each dim of the input: (first index, limit, stride, length), and the dims to reverse."""
+        x = inputs[0]
 
         def bound(b: Bound) -> Optional[Value]:
             if not isinstance(b, DynamicBound):
@@ -137,38 +175,7 @@ class Slice(BaseTraceOp):
             strides.append(stride)
             lengths.append(length)
 
-        sliced_shape = tuple(DYNAMIC if isinstance(n, FlatIRTensor) else int(n) for n in lengths)
-        needs_reshape = bool(self.squeeze or self.new_axes)
-        steps_left = [bool(reverse_dims), not self._is_identity(x, firsts, limits, strides), needs_reshape]
-
-        def result(shape: Tuple[int, ...], step_index: int) -> FlatIRTensor:
-            if not any(steps_left[step_index + 1:]):
-                return out
-            return FlatIRTensor.build(shape, x.dtype, x.device)
-
-        current = x
-        if steps_left[0]:
-            reversed_x = result(x.shape, 0)
-            ReverseOp.build([current], [reversed_x], dims=reverse_dims)
-            current = reversed_x
-        if steps_left[1]:
-            sliced = result(sliced_shape, 1)
-            if all(arith.is_static(v) for v in firsts + limits):
-                SliceOp.build([current], [sliced], start_indices=[int(v) for v in firsts],  # type: ignore[arg-type]
-                              limit_indices=[int(v) for v in limits], strides=strides)  # type: ignore[arg-type]
-            else:
-                DynamicSliceOp.build([current, arith.concat(firsts), arith.concat(limits), arith.concat(strides)],
-                                     [sliced])
-            current = sliced
-        if needs_reshape:
-            dims: List[Value] = [n for d, n in enumerate(lengths) if d not in self.squeeze]
-            for pos in self.new_axes:
-                dims.insert(pos, 1)
-            shape_tensor = None if out.is_static else arith.concat(dims)
-            lowering.reshape(current, out.shape, shape_tensor, out=out)
-        elif current is x:
-            # Nothing to do (e.g. t[:]): bind the output with a reshape to the same shape.
-            lowering.reshape(x, out.shape, None if out.is_static else lowering.shape_of(x), out=out)
+        return firsts, limits, strides, lengths, reverse_dims
 
     def _is_identity(self, x: FlatIRTensor, firsts: List[Value], limits: List[Value], strides: List[int]) -> bool:
         return all(index == (None, None, 1) or (isinstance(f, int) and f == 0 and isinstance(lim, int) and lim == n

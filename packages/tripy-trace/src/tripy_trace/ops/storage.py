@@ -1,10 +1,16 @@
-"""Data that already exists in a device buffer. It enters programs as an argument, never as a literal."""
+"""Data that already exists in a device buffer. It enters programs as an argument, never as a literal.
+
+``ResultStorage`` is the same op made from a program's result buffer for an existing output tensor: a
+``Storage`` to everything else (``isinstance``, traces, printing), with a constructor for the hot paths
+that turn results into tensors. Like every single-output op it holds its output weakly (see
+``BaseTraceOp.outputs``), so dropping the last user of a result frees tensor, op and buffer at once,
+without waiting for the cycle collector."""
 
 from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any, ClassVar, List
+from typing import Any, ClassVar, List, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace.ops.base import BaseTraceOp, intern_key
@@ -60,6 +66,21 @@ class Storage(BaseTraceOp):
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         raise AssertionError("storage is a program input")
+
+
+class ResultStorage(Storage):
+    """A ``Storage`` op made from a result buffer, for an existing output tensor."""
+
+    __slots__ = ()
+
+    def __init__(self, output: TraceTensor, data: Any, shape: Tuple[int, ...], dtype: Any,
+                 device: Any) -> None:  # noqa: D107 (fields as in Storage; one output)
+        self.inputs = []
+        self._out = _weak(output)
+        self.data = data
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
 
 
 _weak = weakref.ref

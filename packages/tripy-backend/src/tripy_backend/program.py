@@ -1,0 +1,147 @@
+"""``Program``: the backend's compiled program. StableHLO in, device buffers in and out.
+
+Eager evaluation and ``tp.Executable`` both run through it, one way: ``launcher(shapes)`` gives the
+program specialized to one input-shape signature (compiled on first use), a callable buffers -> output
+buffers; ``program(buffers)`` is ``program.launcher(<the buffers' shapes>)(buffers)``.
+
+A static module has one signature, compiled when the program is made. A shape-polymorphic module
+(``?`` dims in its inputs) is specialized to each concrete signature on first use; the specializations
+are kept in a bounded LRU cache.
+
+Errors from the verifier, the compiler and the runtime are reported against the user's code through
+the locations the module's ops carry (``tripy_flatir.locations``), so a program loaded from disk maps
+them as well as one built in this process.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, List, Sequence, Tuple
+
+from tripy_flatir import locations
+from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException
+from tripy_flatir.logging import logger
+from tripy_backend import _xla, disk_cache, size_errors
+from tripy_backend.devices import compiler_name, platform
+
+Shapes = Tuple[Tuple[int, ...], ...]
+_LOCK = threading.Lock()
+
+
+class Program:
+    MAX_SPECIALIZATIONS = 64
+
+    def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
+                 optimization_level: int = 3) -> None:
+        self.module_bytes = module_bytes
+        self.optimization_level = optimization_level
+        self.input_shapes = [tuple(s) for s in input_shapes]
+        self.device = device
+        self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
+        self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
+        self._static: Any = None  # the launcher of a static program (its only signature)
+        if not self.is_dynamic:
+            self._static = self._launchers[()] = _xla.Launcher(self._compile(module_bytes), self._runtime_error)
+
+    # ---- running ----------------------------------------------------------------------------------
+    def __call__(self, buffers: List[Any]) -> List[Any]:
+        """Run on `buffers` (a list): the launcher for their shapes, compiled if needed."""
+        launcher = self._static
+        if launcher is None:
+            launcher = self.launcher(tuple(tuple(b.shape) for b in buffers))
+        return launcher(buffers)  # type: ignore[no-any-return]
+
+    def launcher(self, shapes: Shapes = ()) -> "_xla.Launcher":
+        """The program specialized to input shapes `shapes` (ignored by a static program), compiled if
+        needed: a callable buffers -> output buffers that does nothing else, for callers that validate
+        shapes themselves and run one signature many times (see ``_xla.Launcher``)."""
+        if self._static is not None:
+            return self._static  # type: ignore[no-any-return]
+        launcher = self._launchers.get(shapes)
+        if launcher is None:
+            launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
+            with _LOCK:  # (a program may be called from several threads)
+                self._launchers[shapes] = launcher
+                while len(self._launchers) > self.MAX_SPECIALIZATIONS:
+                    self._launchers.popitem(last=False)
+        else:
+            try:
+                self._launchers.move_to_end(shapes)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+        return launcher
+
+    @property
+    def num_specializations(self) -> int:
+        return len(self._launchers)
+
+    # ---- compiling --------------------------------------------------------------------------------
+    def _compile(self, module_bytes: bytes) -> Any:
+        start = time.perf_counter()
+        try:
+            exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
+                                     optimization_level=self.optimization_level)
+        except Exception as e:  # compiler errors: mapped to user code through the ops' locations
+            raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
+        logger.log("timing", lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s")
+        return exe
+
+    def _specialize(self, shapes: Shapes) -> Any:
+        """Compile the module for the static input shapes `shapes`."""
+        headline = f"The program cannot run on inputs of shapes {[list(s) for s in shapes]}"
+        module = _with_input_shapes(self.module_bytes, shapes, headline)
+        try:
+            refined = _xla.refine_shapes(module)
+        except Exception as e:
+            raise _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [str(e)]) from None
+        return self._compile(refined)
+
+    def _runtime_error(self, err: Exception) -> TripyException:
+        return self._size_error("The program failed at run time", str(err))
+
+    def _size_error(self, headline: str, message: str) -> TripyException:
+        """An error report; one about a size (which names no op) is located at the largest tensor."""
+        extra, located_at = size_errors.largest_op(self.module_bytes, message)
+        return TripyException(locations.report(headline, [message, *extra], located_at))
+
+
+def _error(headline: str, messages: Sequence[str]) -> TripyException:
+    return TripyException(locations.report(headline, messages))
+
+
+def _with_input_shapes(module_bytes: bytes, shapes: Shapes, headline: str) -> bytes:
+    """The module (bytecode) with its main function's arguments given the static shapes `shapes`,
+    verified: inputs whose shapes the program cannot accept together (e.g. ``+`` of dims 2 and 4) are
+    reported here, against the user's code."""
+    from jax.extend.mlir import ir
+
+    from tripy_flatir.mlir_utils import context
+
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(module_bytes)
+        fn = next(op for op in module.body.operations if op.operation.name == "func.func" and
+                  ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        block = fn.regions[0].blocks[0]
+        new_types = []
+        for arg, shape in zip(block.arguments, shapes):
+            t = ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type)
+            arg.set_type(t)
+            new_types.append(t)
+        # Results that are arguments themselves take the arguments' new types (func.return needs an exact
+        # match); shape refinement refines the others.
+        results = [v.type for v in list(block.operations)[-1].operands]
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, results))
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            diagnostics = e.error_diagnostics
+            raise TripyException(locations.report(headline, [f"({locations.describe(d.location)}) {d.message}"
+                                                             for d in diagnostics],
+                                                  [str(d.location) for d in diagnostics])) from None
+        buf = io.BytesIO()
+        module.operation.write_bytecode(buf)
+    return buf.getvalue()

@@ -1,0 +1,36 @@
+"""Results into tensors: the one place where a program's output buffers become tripy tensors.
+
+Eager evaluation stores each result in the tensor that asked for it (``store``); a compiled call makes
+new tensors (``new_tensor``, which the generated fast path in ``compiler/fast_call.py`` calls too). Either
+way a result is a ``ResultStorage`` op (``tripy_trace.ops.storage``): stored data, held weakly by its
+tensor's producer link so that dropping the tensor frees the buffer at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, Tuple
+
+from tripy_flatir.tensor import DYNAMIC
+from tripy_trace.ops.storage import ResultStorage
+from tripy_trace.tensor import TraceTensor
+from tripy_frontend.tensor import Tensor
+
+_new_tensor = object.__new__
+
+
+def store(outputs: Sequence[TraceTensor], buffers: Sequence[Any]) -> None:
+    """Eager evaluation: each of `outputs` now holds its result buffer as stored data."""
+    for t, buf in zip(outputs, buffers):
+        shape = t.shape
+        if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
+            shape = tuple(buf.shape)
+        t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
+
+
+def new_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:
+    """A compiled call: a new tensor holding `buffer`, created at the call `site` (a StackInfo)."""
+    tt = TraceTensor(None, site, shape, dtype, device)
+    tt.producer = ResultStorage(tt, buffer, shape, dtype, device)
+    out = _new_tensor(Tensor)
+    out.trace_tensor = tt
+    return out  # type: ignore[no-any-return]
