@@ -141,7 +141,9 @@ def test_incompatible_dynamic_shapes_at_call_time_map_to_user_code():
         exe(tp.ones((2, 3)), tp.ones((4, 3)))
     text = str(info.value)
     assert f"{__file__}:{_line_of('# MARK-dyn-add')}" in text
-    assert "cannot run on inputs of shapes [[2, 3], [4, 3]]" in text and "AddOp" in text
+    # (Operands with dynamic dims are broadcast to their run-time shape, as either may be 1: incompatible sizes
+    # show when that broadcast is refined for the call's shapes.)
+    assert "input shapes [[2, 3], [4, 3]]" in text and "not compatible" in text
 
 
 def _public_classes():

@@ -8,18 +8,32 @@ from __future__ import annotations
 
 import functools
 import operator
+import threading
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 
 _started: set = set()
+_clients: Dict[str, Any] = {}
+_client_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=None)
 def client(platform: str = "cpu") -> Any:
-    """The PJRT client for `platform`. On the CPU tripy has a client of its own (see ``cpu_dispatch_is_async``);
-    GPU platforms use the clients jax registers (plugins such as MLIR-TensorRT come that way)."""
+    """The PJRT client for `platform`, made once per process. On the CPU tripy has a client of its own (see
+    ``cpu_dispatch_is_async``); GPU platforms use the clients jax registers (plugins such as MLIR-TensorRT come
+    that way). Thread-safe: threads that evaluate their first tensors at the same time get the same client
+    (two clients would each own a "TFRT_CPU_0", and buffers of one cannot run on programs of the other)."""
+    c = _clients.get(platform)
+    if c is None:
+        with _client_lock:
+            c = _clients.get(platform)
+            if c is None:
+                c = _clients[platform] = _make_client(platform)
+    return c
+
+
+def _make_client(platform: str) -> Any:
     if platform == "cpu":
         import jaxlib._jax as jx
 

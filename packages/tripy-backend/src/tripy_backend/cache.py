@@ -1,7 +1,9 @@
-"""A bounded LRU cache of compiled programs, keyed by a structural key chosen by the caller."""
+"""A bounded LRU cache of compiled programs, keyed by a structural key chosen by the caller. Safe to use from
+several threads: lookups take no lock (a racing eviction is a miss), changes take one."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Generic, Hashable, Optional, TypeVar
 
@@ -12,6 +14,7 @@ class ProgramCache(Generic[V]):
     def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
         self._items: "OrderedDict[Hashable, V]" = OrderedDict()
+        self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
@@ -21,14 +24,18 @@ class ProgramCache(Generic[V]):
             self.misses += 1
             return None
         self.hits += 1
-        self._items.move_to_end(key)
+        try:
+            self._items.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: the value is still good
+            pass
         return value
 
     def put(self, key: Hashable, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
 
     def clear(self) -> None:
         self._items.clear()

@@ -18,6 +18,7 @@ them as well as one built in this process.
 from __future__ import annotations
 
 import io
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -27,11 +28,12 @@ from tripy_flatir import locations
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
-from tripy_backend import _xla, disk_cache
+from tripy_backend import _xla, disk_cache, size_errors
 from tripy_backend.devices import compiler_name, platform
 from tripy_backend.ranges import Dim, RangeProgram
 
 Shapes = Tuple[Tuple[int, ...], ...]
+_LOCK = threading.Lock()
 
 
 class Program:
@@ -72,11 +74,15 @@ class Program:
         launcher = self._launchers.get(shapes)
         if launcher is None:
             launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
-            self._launchers[shapes] = launcher
-            if len(self._launchers) > self.MAX_SPECIALIZATIONS:
-                self._launchers.popitem(last=False)
+            with _LOCK:  # (a program may be called from several threads)
+                self._launchers[shapes] = launcher
+                while len(self._launchers) > self.MAX_SPECIALIZATIONS:
+                    self._launchers.popitem(last=False)
         else:
-            self._launchers.move_to_end(shapes)
+            try:
+                self._launchers.move_to_end(shapes)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
         return launcher
 
     @property
@@ -90,7 +96,7 @@ class Program:
             exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
                                      optimization_level=self.optimization_level)
         except Exception as e:  # compiler errors: mapped to user code through the ops' locations
-            raise _error(f"{compiler_name(self.device)} failed to compile the program", [str(e)]) from None
+            raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
         logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
         logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
                            f"{time.perf_counter() - start:.3f} s", "compile")
@@ -146,7 +152,12 @@ class Program:
         return self._compile(refined, f"specialized for input shapes {[list(s) for s in shapes]} at call time")
 
     def _runtime_error(self, err: Exception) -> TripyException:
-        return _error("The program failed at run time", [str(err)])
+        return self._size_error("The program failed at run time", str(err))
+
+    def _size_error(self, headline: str, message: str) -> TripyException:
+        """An error report; one about a size (which names no op) is located at the largest tensor."""
+        extra, located_at = size_errors.largest_op(self.module_bytes, message)
+        return TripyException(locations.report(headline, [message, *extra], located_at))
 
 
 def _error(headline: str, messages: Sequence[str]) -> TripyException:

@@ -89,6 +89,18 @@ def parse(text: str) -> Optional[OpLocation]:
     return OpLocation(m.group("tensor"), m.group("op"), frame, reason)
 
 
+_FILE_POSITION = re.compile(r"(?P<file>[^\s:\"]+\.py):(?P<line>\d+):(?P<col>\d+): error")
+
+
+def _file_position(text: str) -> Optional[SourceFrame]:
+    """The user's line in an error that names only a file position."""
+    m = _FILE_POSITION.search(text)
+    if m is None:
+        return None
+    file, line, col = m.group("file"), int(m.group("line")), int(m.group("col"))
+    return SourceFrame(file, line, "", linecache.getline(file, line).rstrip("\n"), (col - 1, col))
+
+
 def _unescape(text: str) -> str:
     """MLIR prints a quote or backslash in a string as ``\\22`` / ``\\5C`` (hex escapes)."""
     return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
@@ -103,6 +115,10 @@ def report(headline: str, messages: Iterable[str], located_at: Iterable[str] = (
     lines: List[str] = []
     if where is not None and where.frame is not None:
         lines += [format_frame(where.frame), ""]
+    elif where is None:  # e.g. shape refinement prints only the file location: "model.py:6:15: error: ..."
+        frame = _file_position("\n".join(messages))
+        if frame is not None:
+            lines += [format_frame(frame), ""]
     lines.append(f"{headline}:")
     lines += ["    " + m.strip().replace("\n", "\n    ") for m in messages]
     if where is not None:

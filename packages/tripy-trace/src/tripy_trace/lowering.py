@@ -12,6 +12,7 @@ import numpy as np
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.compare import CompareOp
 from tripy_flatir.ops.concatenate import ConcatenateOp
 from tripy_flatir.ops.constant import ConstantOp
 from tripy_flatir.ops.convert import ConvertOp
@@ -19,6 +20,7 @@ from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 from tripy_flatir.ops.dynamic_reshape import DynamicReshapeOp
 from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
 from tripy_flatir.ops.reshape import ReshapeOp
+from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 
 
@@ -68,10 +70,10 @@ def reshape(x: FlatIRTensor, shape: Sequence[int], shape_tensor: Optional[FlatIR
     return out
 
 
-def convert(x: FlatIRTensor, dtype: Any) -> FlatIRTensor:
-    if x.dtype is dtype:
+def convert(x: FlatIRTensor, dtype: Any, out: Optional[FlatIRTensor] = None) -> FlatIRTensor:
+    if x.dtype is dtype and out is None:
         return x
-    out = FlatIRTensor.build(x.shape, dtype, x.device)
+    out = out if out is not None else FlatIRTensor.build(x.shape, dtype, x.device)
     ConvertOp.build([x], [out])
     return out
 
@@ -103,14 +105,16 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Optional[tuple[int, .
 
 
 def broadcast_to(x: FlatIRTensor, shape: Sequence[int], shape_tensor_fn: Any = None,
-                 reason: Optional[str] = None) -> FlatIRTensor:
-    """Broadcast x (NumPy rules, aligned right) to `shape`. Returns x itself when nothing is needed.
+                 reason: Optional[str] = None, force: bool = False) -> FlatIRTensor:
+    """Broadcast x (NumPy rules, aligned right) to `shape`. Returns x itself when nothing is needed (unless
+    `force`: a dynamic dim of x may be 1 at run time where the target's is not).
 
     `shape_tensor_fn()` must give the run-time target shape when `shape` has dynamic dims.
     """
     shape = tuple(shape)
     offset = len(shape) - x.rank
-    if offset == 0 and all(xd == sd or (xd == DYNAMIC and sd == DYNAMIC) for xd, sd in zip(x.shape, shape)):
+    if offset == 0 and not (force and DYNAMIC in x.shape) and \
+            all(xd == sd or (xd == DYNAMIC and sd == DYNAMIC) for xd, sd in zip(x.shape, shape)):
         return x
     dims = list(range(offset, len(shape)))
     out = FlatIRTensor.build(shape, x.dtype, x.device, reason)
@@ -131,12 +135,15 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
             if size != DYNAMIC:
                 parts.append(constant([size], dtypes.int32, device, (1,)))
                 continue
-            # Take the run-time size from an operand whose dim here is not a static 1.
+            # The run-time size: of the operands whose dim here is not a static 1, the one that is not 1 at run
+            # time (all are dynamic here; sizes that differ and are not 1 make the program invalid).
+            run_size: Optional[FlatIRTensor] = None
             for o in operands:
                 od = d - (len(out_shape) - o.rank)
                 if od >= 0 and o.shape[od] != 1:
-                    parts.append(dim_size(o, od))
-                    break
+                    run_size = dim_size(o, od) if run_size is None else _broadcast_dim(run_size, dim_size(o, od))
+            assert run_size is not None, "a dynamic output dim comes from a dynamic operand dim"
+            parts.append(run_size)
         return concat_dims(parts, device)
 
     cache: dict[str, FlatIRTensor] = {}
@@ -146,11 +153,25 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
             cache["s"] = shape_tensor()
         return cache["s"]
 
+    # Dims that are dynamic in two operands are taken to be equal at trace time, but either may be 1 at run
+    # time: such operands are broadcast to the run-time shape.
+    dynamic_dims = [sum(1 for o in operands if 0 <= d - (len(out_shape) - o.rank) and
+                        o.shape[d - (len(out_shape) - o.rank)] == DYNAMIC) for d in range(len(out_shape))]
+    force = any(n > 1 for n in dynamic_dims)
     side = {0: "left operand", 1: "right operand"} if len(operands) == 2 else {}
     result = []
     for i, o in enumerate(operands):
         which = side.get(i, f"operand {i}")
         reason = (f"to broadcast the {which} ({o.name}: shape={list(o.shape)}) of {op_name} to the shape "
                   f"{list(out_shape)}, to make it compatible with the other input(s)")
-        result.append(broadcast_to(o, out_shape, cached_shape_tensor, reason))
+        result.append(broadcast_to(o, out_shape, cached_shape_tensor, reason, force))
     return result
+
+
+def _broadcast_dim(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
+    """b where a is 1, else a (1-element int32 tensors)."""
+    one = constant([1], dtypes.int32, a.device, (1,))
+    a_is_one, out = FlatIRTensor.build((1,), dtypes.bool, a.device), FlatIRTensor.build((1,), dtypes.int32, a.device)
+    CompareOp.build([a, one], [a_is_one], direction="EQ")
+    SelectOp.build([a_is_one, b, a], [out])
+    return out

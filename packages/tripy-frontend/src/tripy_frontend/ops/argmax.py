@@ -31,6 +31,9 @@ def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> T
         dim: The dim to reduce, or None.
         keepdim: Whether to keep the reduced dim (with size 1); with ``dim=None``, every dim is kept.
 
+    A dim of size 0 has no index to give: that raises, as in NumPy (in a compiled program, a dynamic dim that
+    turns out empty at run time gives 0 instead, as there is no error at run time).
+
     .. code-block:: python
 
         x = tp.Tensor([[1.0, 0.0, 3.0], [0.5, 2.0, 2.0]])

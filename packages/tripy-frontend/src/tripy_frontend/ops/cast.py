@@ -12,8 +12,9 @@ from tripy_frontend.tensor import Tensor
 @TENSOR_METHOD_REGISTRY("cast")
 @dtype_rules({"input": "T1", "dtype": "T2", RETURN: "T2"}, {"T1": ALL_TYPES, "T2": ALL_TYPES})
 def cast(input: Tensor, dtype: dtypes.dtype) -> Tensor:
-    """Convert elementwise to `dtype` (also ``t.cast(dtype)``). Float to int truncates toward zero; to bool,
-    nonzero becomes True.
+    """Convert elementwise to `dtype` (also ``t.cast(dtype)``). Float to int truncates toward zero; values out
+    of the integer's range saturate to its smallest or largest value and NaN becomes 0 (NumPy leaves these
+    undefined); to bool, nonzero (and NaN) becomes True.
 
     .. code-block:: python
 

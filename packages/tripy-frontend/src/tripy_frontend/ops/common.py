@@ -44,12 +44,18 @@ def constant(value: Any, dtype: dtypes.dtype, device: Any = None) -> Tensor:
 def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
     """A Python number used next to tensor `like` becomes a rank-0 constant of like's dtype."""
     dt = like.dtype
-    if isinstance(value, (float, np.floating)) and not dt.is_floating and float(value) != int(value):
+    if isinstance(value, (float, np.floating)) and not dt.is_floating and not float(value).is_integer():
         raise_error(f"Cannot combine a {dt} tensor with the Python float {value} in {what} without losing precision.",
                     _stack.capture(), [f"Cast the tensor first: tripy.cast(t, tp.float32) {what} {value}."])
     if dt is dtypes.bool and not isinstance(value, (bool, np.bool_)):
         raise_error(f"Cannot combine a bool tensor with the Python number {value} in {what}.", _stack.capture(),
                     ["Cast the tensor to a numeric dtype first with tripy.cast()."])
+    if not dt.is_floating and dt is not dtypes.bool and not isinstance(value, bool):
+        info = np.iinfo(dt.numpy_dtype)
+        if not info.min <= value <= info.max:
+            raise_error(f"The Python number {value} does not fit the {dt} tensor it is combined with in {what} "
+                        f"(range {info.min} to {info.max}).", _stack.capture(),
+                        [f"Cast the tensor to a wider dtype first, e.g. tripy.cast(t, tp.int64) {what} {value}."])
     t = _new_tensor(Tensor)
     t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device)
     return t

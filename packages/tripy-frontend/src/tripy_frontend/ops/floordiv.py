@@ -16,6 +16,9 @@ _DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T1"}, {"T1": NUMERI
 def __floordiv__(self: Tensor, other: Any) -> Tensor:
     """Floor division (rounds toward negative infinity, as in Python), ``a // b``, elementwise, with NumPy broadcasting; a Python number takes the tensor's dtype.
 
+    Floats follow Python and NumPy exactly, infinities included (``inf // 2.0`` is nan, ``1.0 // -inf`` is -1.0,
+    ``x // 0.0`` is ``x / 0.0``). Integer ``x // 0`` is 0 (NumPy's result; Python raises).
+
     .. code-block:: python
 
         a = tp.Tensor([[1.0, 2.0], [3.0, 4.0]])

@@ -9,7 +9,10 @@ from tripy_frontend.tensor import Tensor
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def min(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (an int, a sequence of ints, or None for all dims). With keepdim=True the
-    reduced dims stay, with size 1.
+    reduced dims stay, with size 1. NaN propagates (as in NumPy). Reducing over a dim of size 0 raises, as in
+    NumPy; in a compiled program a dynamic dim that turns out empty at run time gives the identity instead
+    (-inf for max, inf for min; for integers the dtype's smallest or largest value), as there is no error at
+    run time.
 
     .. code-block:: python
 

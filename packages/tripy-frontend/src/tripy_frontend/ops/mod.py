@@ -16,6 +16,8 @@ _DTYPES = dtype_rules({"self": "T1", "other": "T1", RETURN: "T1"}, {"T1": NUMERI
 def __mod__(self: Tensor, other: Any) -> Tensor:
     """Remainder with the sign of the divisor (as in Python and NumPy), ``a % b``, elementwise, with NumPy broadcasting; a Python number takes the tensor's dtype.
 
+    Integer ``x % 0`` is 0 (NumPy's result; Python raises).
+
     .. code-block:: python
 
         a = tp.Tensor([[1.0, 2.0], [3.0, 4.0]])

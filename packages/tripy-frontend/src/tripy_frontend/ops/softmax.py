@@ -4,6 +4,7 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import FLOAT_TYPES, normalize_dim
 from tripy_frontend.ops.exp import exp
 from tripy_frontend.ops.max import max as _max
+from tripy_frontend.ops.where import where
 from tripy_frontend.ops.sum import sum as _sum
 from tripy_frontend.tensor import Tensor
 
@@ -15,7 +16,7 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     (the flattened input), keeping the input's shape.
 
     Computed stably: the maximum along `dim` is subtracted before exponentiating, so large inputs do
-    not overflow.
+    not overflow. A slice holding NaN, or +inf, comes out all NaN (as in NumPy and PyTorch).
 
     Args:
         input: A floating-point tensor.
@@ -32,6 +33,15 @@ def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
         assert np.allclose(np.from_dlpack(out), [e / e.sum(), [1 / 3] * 3], atol=1e-6)
     """
     dims = None if dim is None else normalize_dim(dim, input.rank, "tripy.softmax")
-    shifted = input - _max(input, dim=dims, keepdim=True)
+    if 0 in input.trace_tensor.shape:
+        return input  # nothing to normalize (and an empty dim has no maximum)
+    top = _max(input, dim=dims, keepdim=True)
+    # Exactly 0 at the (finite) maximum: XLA:CPU may contract the op that produced `input` into the subtraction (a
+    # fused multiply-add), which leaves the maximum a residual; with inputs near 1e30 that residual is -1e22, every
+    # exp() is 0 and the result NaN.
+    at_top = (input == top) & (top - top == 0.0)
+    shifted = where(at_top, 0.0, input - top)
     e = exp(shifted)
-    return e / _sum(e, dim=dims, keepdim=True)
+    # e * (1 / sum) rather than e / sum: XLA:CPU rewrites the latter pattern to oneDNN's softmax, which
+    # ignores NaN (a row holding NaN, or +inf, must come out all NaN, as in NumPy and PyTorch).
+    return e * (1.0 / _sum(e, dim=dims, keepdim=True))

@@ -19,7 +19,8 @@ def squeeze(input: Tensor, dims: Union[int, Sequence[int]]) -> Tensor:
     Args:
         input: The input tensor.
         dims: The dim or dims to remove; each must have size 1. A dim whose size is only known at run
-            time is assumed to be 1.
+            time is assumed to be 1. As in PyTorch, a rank-0 tensor accepts dims 0 and -1 and comes back
+            unchanged (NumPy raises).
 
     .. code-block:: python
 
@@ -28,6 +29,8 @@ def squeeze(input: Tensor, dims: Union[int, Sequence[int]]) -> Tensor:
         assert input.squeeze((0, -1)).shape == (2,)
     """
     dims_t = normalize_dims(dims, input.rank, "tripy.squeeze")
+    if input.rank == 0:
+        return input
     static = input.trace_tensor.shape
     bad = [d for d in dims_t if static[d] not in (1, DYNAMIC)]
     if bad:

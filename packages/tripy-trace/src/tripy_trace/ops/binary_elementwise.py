@@ -10,8 +10,10 @@ from typing import Dict, List, Type
 from tripy_flatir import dtypes
 from tripy_flatir.ops.add import AddOp
 from tripy_flatir.ops.compare import CompareOp
+from tripy_flatir.ops.convert import ConvertOp
 from tripy_flatir.ops.divide import DivideOp
 from tripy_flatir.ops.floor import FloorOp
+from tripy_flatir.ops.multiply import MultiplyOp
 from tripy_flatir.ops.remainder import RemOp
 from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.ops.subtract import SubtractOp
@@ -137,7 +139,7 @@ def _like(t: FlatIRTensor, dtype=None) -> FlatIRTensor:  # type: ignore[no-untyp
 
 def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
     """(a < 0) xor (b < 0), elementwise."""
-    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    zero = _full(a, 0)
     a_neg, b_neg, out = _like(a, dtypes.bool), _like(b, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([a, zero], [a_neg], direction="LT")
     CompareOp.build([b, zero], [b_neg], direction="LT")
@@ -147,32 +149,81 @@ def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
     return out
 
 
+def _full(like: FlatIRTensor, value: float) -> FlatIRTensor:
+    return lowering.broadcast_to(lowering.constant(value, like.dtype, like.device), like.shape,
+                                 lambda: lowering.shape_of(like))
+
+
 def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     if a.dtype.is_floating:
-        q = _like(a)
-        DivideOp.build([a, b], [q])
-        FloorOp.build([q], [out])
+        if a.dtype == dtypes.float16:  # (NumPy computes float16 '//' in float32 and rounds the result)
+            q32 = _float_floor_div(lowering.convert(a, dtypes.float32), lowering.convert(b, dtypes.float32))
+            ConvertOp.build([q32], [out])
+            return
+        _float_floor_div(a, b, out)
         return
     # Integer division truncates toward zero; floor division rounds down (as in Python and NumPy).
-    q, r, q_minus_1 = _like(a), _like(a), _like(a)
+    q, r, q_minus_1, floored = _like(a), _like(a), _like(a), _like(a)
     DivideOp.build([a, b], [q])
     RemOp.build([a, b], [r])
-    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
-    one = lowering.broadcast_to(lowering.constant(1, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    zero, one = _full(a, 0), _full(a, 1)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
     AndOp.build([has_rem, _differs_in_sign(a, b)], [adjust])
     SubtractOp.build([q, one], [q_minus_1])
-    SelectOp.build([adjust, q_minus_1, q], [out])
+    SelectOp.build([adjust, q_minus_1, q], [floored])
+    _zero_where_divisor_is_zero(b, floored, out)
+
+
+def _zero_where_divisor_is_zero(b: FlatIRTensor, result: FlatIRTensor, out: FlatIRTensor) -> None:
+    """Integer x // 0 and x % 0 give 0, as in NumPy (XLA's integer division by zero gives -1 and x)."""
+    zero = _full(b, 0)
+    b_zero = _like(b, dtypes.bool)
+    CompareOp.build([b, zero], [b_zero], direction="EQ")
+    SelectOp.build([b_zero, zero, result], [out])
+
+
+def _float_floor_div(a: FlatIRTensor, b: FlatIRTensor, out: "FlatIRTensor | None" = None) -> FlatIRTensor:
+    """floor(a / b) as Python and NumPy compute it (npy_divmod): from the exact remainder, so that e.g.
+    inf // 2 is nan and 1 // -inf is -1; a // 0 is a / 0."""
+    out = out if out is not None else _like(a)
+    mod, a_minus_mod, div, div_minus_1, adjusted, floor, frac, floor_plus_1, rounded = (_like(a) for _ in range(9))
+    q, signed_zero, zero_or_floor = _like(a), _like(a), _like(a)
+    zero, one, half = _full(a, 0.0), _full(a, 1.0), _full(a, 0.5)
+    has_mod, adjust, round_up, div_is_zero, b_is_zero = (_like(a, dtypes.bool) for _ in range(5))
+    RemOp.build([a, b], [mod])  # fmod: exact
+    SubtractOp.build([a, mod], [a_minus_mod])
+    DivideOp.build([a_minus_mod, b], [div])
+    CompareOp.build([mod, zero], [has_mod], direction="NE")
+    AndOp.build([has_mod, _differs_in_sign(b, mod)], [adjust])
+    SubtractOp.build([div, one], [div_minus_1])
+    SelectOp.build([adjust, div_minus_1, div], [adjusted])
+    FloorOp.build([adjusted], [floor])
+    SubtractOp.build([adjusted, floor], [frac])
+    CompareOp.build([frac, half], [round_up], direction="GT")
+    AddOp.build([floor, one], [floor_plus_1])
+    SelectOp.build([round_up, floor_plus_1, floor], [rounded])
+    DivideOp.build([a, b], [q])
+    MultiplyOp.build([q, zero], [signed_zero])  # copysign(0, a / b): |a / b| < 1 where the quotient is 0
+    CompareOp.build([adjusted, zero], [div_is_zero], direction="EQ")
+    SelectOp.build([div_is_zero, signed_zero, rounded], [zero_or_floor])
+    CompareOp.build([b, zero], [b_is_zero], direction="EQ")
+    SelectOp.build([b_is_zero, q, zero_or_floor], [out])
+    return out
 
 
 def _python_mod(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     # stablehlo.remainder takes the sign of the dividend; Python/NumPy's % takes the sign of the divisor.
     r, r_plus_b = _like(a), _like(a)
     RemOp.build([a, b], [r])
-    zero = lowering.broadcast_to(lowering.constant(0, a.dtype, a.device), a.shape, lambda: lowering.shape_of(a))
+    zero = _full(a, 0)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
     AndOp.build([has_rem, _differs_in_sign(r, b)], [adjust])
     AddOp.build([r, b], [r_plus_b])
-    SelectOp.build([adjust, r_plus_b, r], [out])
+    if a.dtype.is_floating:
+        SelectOp.build([adjust, r_plus_b, r], [out])
+        return
+    python_r = _like(a)
+    SelectOp.build([adjust, r_plus_b, r], [python_r])
+    _zero_where_divisor_is_zero(b, python_r, out)

@@ -80,8 +80,12 @@ class MatrixMultiply(BaseTraceOp):
             def target_tensor(x: FlatIRTensor):  # type: ignore[no-untyped-def]
                 parts = []
                 for d in range(nb):
-                    src = next(o for o in (a, b) if o.rank - 2 - nb + d >= 0 and o.shape[o.rank - 2 - nb + d] != 1)
-                    parts.append(lowering.dim_size(src, src.rank - 2 - nb + d))
+                    src = next((o for o in (a, b) if o.rank - 2 - nb + d >= 0 and o.shape[o.rank - 2 - nb + d] != 1),
+                               None)
+                    if src is None:  # every operand that has this batch dim has size 1 there
+                        parts.append(lowering.constant([1], dtypes.int32, x.device, (1,)))
+                    else:
+                        parts.append(lowering.dim_size(src, src.rank - 2 - nb + d))
                 parts += [lowering.dim_size(x, x.rank - 2), lowering.dim_size(x, x.rank - 1)]
                 return lowering.concat_dims(parts, x.device)
 

@@ -14,6 +14,9 @@ from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp
 
 
+_WIDENED = (dtypes.float16, dtypes.bfloat16)
+
+
 @dataclasses.dataclass(repr=False, eq=False)
 class Reduce(BaseTraceOp):
     __slots__ = ("kind", "dims", "keepdim")
@@ -26,6 +29,10 @@ class Reduce(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         x = self.inputs[0]
+        empty = next((d for d in self.dims if x.shape[d] == 0), None)
+        if empty is not None and self.kind in ("max", "min"):
+            self.raise_error(f"{self.name()}: cannot reduce over dim {empty}, which has size 0.",
+                             ["An empty dimension has no largest or smallest element (NumPy raises too)."])
         if self.keepdim:
             shape = tuple(1 if d in self.dims else s for d, s in enumerate(x.shape))
         else:
@@ -46,6 +53,13 @@ class Reduce(BaseTraceOp):
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]
+        if x.dtype in _WIDENED and self.kind in ("sum", "prod"):
+            # Accumulate in float32 and round once, as NumPy does: in float16 an intermediate product or sum
+            # overflows (300 * 300 * 0 * 300 would be inf * 0 = nan).
+            wide = FlatIRTensor.build(out.shape, dtypes.float32, out.device)
+            self.to_flat_ir([lowering.convert(x, dtypes.float32)], [wide])
+            lowering.convert(wide, out.dtype, out=out)
+            return
         init = lowering.constant(self.init_value(x.dtype), x.dtype, x.device)
         reduced_shape = tuple(s for d, s in enumerate(x.shape) if d not in self.dims)
         if not self.keepdim:

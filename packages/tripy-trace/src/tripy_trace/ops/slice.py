@@ -164,6 +164,8 @@ class Slice(BaseTraceOp):
                 first = arith.sub(arith.sub(size, 1), first)
             elif step < 0:
                 stride = 1  # at most one element: no need to reverse
+                if int(length) == 0:  # type: ignore[arg-type]
+                    first = 0  # (Python's start is -1 here, e.g. x[::-1] of an empty dim: not a valid index)
             if stride == 1:
                 limit = arith.add(first, length)
             else:  # first + (length - 1) * stride + 1, or first when length == 0

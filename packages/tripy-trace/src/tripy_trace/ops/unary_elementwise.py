@@ -9,6 +9,7 @@ from typing import Dict, List, Type
 from tripy_flatir import dtypes
 from tripy_flatir.ops.abs import AbsOp
 from tripy_flatir.ops.ceil import CeilOp
+from tripy_flatir.ops.compare import CompareOp
 from tripy_flatir.ops.cosine import CosineOp
 from tripy_flatir.ops.erf import ErfOp
 from tripy_flatir.ops.exp import ExpOp
@@ -21,6 +22,7 @@ from tripy_flatir.ops.logistic import LogisticOp
 from tripy_flatir.ops.negate import NegateOp
 from tripy_flatir.ops.not_ import NotOp
 from tripy_flatir.ops.round_nearest_even import RoundNearestEvenOp
+from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.ops.rsqrt import RsqrtOp
 from tripy_flatir.ops.sign import SignOp
 from tripy_flatir.ops.sine import SineOp
@@ -80,6 +82,15 @@ class UnaryElementwise(BaseTraceOp):
         return super().key_id()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
+        if self.kind in (Kind.EXP, Kind.EXPM1):
+            # select(x != x, x, exp(x)): XLA:CPU's exp gives garbage for a NaN it can see at compile time (e.g.
+            # exp(x + nan), also under jax.jit); the select keeps the NaN.
+            x, out = inputs[0], outputs[0]
+            e, is_nan = FlatIRTensor.build(out.shape, out.dtype, out.device), FlatIRTensor.build(x.shape, dtypes.bool, x.device)
+            FLAT_OPS[self.kind].build([x], [e])
+            CompareOp.build([x, x], [is_nan], direction="NE")
+            SelectOp.build([is_nan, x, e], [out])
+            return
         FLAT_OPS[self.kind].build(inputs, outputs)
 
 
