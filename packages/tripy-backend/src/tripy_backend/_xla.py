@@ -228,7 +228,7 @@ class Launcher:
             outputs = [arrays[0] for arrays in self._execute(buffers).disassemble_into_single_device_arrays()]
         except self.error_types as e:
             raise self.on_error(e) from None
-        self._handlers = [_result_handler(o) for o in outputs]
+        self._handlers = [result_handler(o) for o in outputs]
         self._finish = operator.methodcaller("consume_with_handlers", self._handlers)
         return outputs
 
@@ -237,7 +237,7 @@ class Launcher:
         return self._execute, self._finish
 
 
-def _result_handler(array: Any) -> Any:
+def result_handler(array: Any) -> Any:
     """A C++ handler that wraps a raw result like `array` (same shape, dtype, device) as an array."""
     import jax.core
     import jaxlib._jax as jx

@@ -158,27 +158,30 @@ class BoundedLauncher:
         self._has_sizes = any(out_dims)
         self._out_dims = out_dims
         self._out_shapes: Optional[List[Tuple[int, ...]]] = None
+        self._handlers: Any = None  # after the first run: XLA's C++ result handlers, as _xla.Launcher
 
-    def _run(self, buffers: List[Any]) -> List[Any]:
+    def _run(self, buffers: List[Any]) -> Any:
         args = list(buffers)
         for i, bucket_shape in self._pad:
             args[i] = _pad(args[i], bucket_shape, self._platform, self._index)
-        results = [arrays[0] for arrays in self._execute(args + self._sizes).disassemble_into_single_device_arrays()]
-        return results
+        return self._execute(args + self._sizes)
 
-    def _finish(self, results: List[Any]) -> List[Any]:
-        outputs = results[:self._num_outputs]
-        shapes = self._out_shapes
-        if shapes is None:
-            shapes = [tuple(o.shape) for o in outputs]
+    def _finish(self, results: Any) -> List[Any]:
+        if self._handlers is not None:
+            outputs = results.consume_with_handlers(self._handlers)
+        else:  # the first run: learn the real output shapes (the same on every run)
+            outputs = [arrays[0] for arrays in results.disassemble_into_single_device_arrays()]
+            self._handlers = [_xla.result_handler(o) for o in outputs]
+            shapes = [tuple(o.shape) for o in outputs[:self._num_outputs]]
             if self._has_sizes:
-                sizes = iter(np.asarray(results[-1]).tolist())
+                sizes = iter(np.asarray(outputs[-1]).tolist())
                 shapes = [tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
                           for shape, dims in zip(shapes, self._out_dims)]
             self._out_shapes = shapes
-        # (a dynamic output's buffer has a dynamic shape even when it is full: always rewrapped)
+        # (a dynamic output's buffer has a dynamic shape even when it is full, which DLPack cannot export:
+        # always rewrapped)
         return [_cut(o, s, self._platform, self._index) if dims else o
-                for o, s, dims in zip(outputs, shapes, self._out_dims)]
+                for o, s, dims in zip(outputs, self._out_shapes, self._out_dims)]  # type: ignore[arg-type]
 
     def __call__(self, buffers: List[Any]) -> List[Any]:
         try:
