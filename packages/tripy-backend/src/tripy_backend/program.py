@@ -24,6 +24,8 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from tripy_flatir import locations
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
@@ -134,6 +136,22 @@ class Program:
             return False
         self.ranges = ranges
         return True
+
+    def warm_up(self, input_dtypes: Sequence[Any], constants: Sequence[Any]) -> None:
+        """Run each bounded program once, on zeros at its bucket's shapes (`input_dtypes`: NumPy dtypes of
+        the runtime inputs; `constants`: the fixed arguments' buffers). A compiled program's first run
+        pays one-time costs (oneDNN sets up its kernels for the shapes, up to tens of milliseconds) that
+        belong to tp.compile, not to the first request at a size."""
+        if self.ranges is None:
+            return
+        start = time.perf_counter()
+        plat = platform(self.device)
+        for bucket in self.ranges.buckets():
+            shapes = self.ranges.bucket_shapes(bucket)
+            zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
+            self.ranges.launcher(tuple(shapes), self._runtime_error)(zeros + list(constants))
+        logger.log(lambda: f"[compile] {self.name}: ran each bounded program once "
+                           f"({time.perf_counter() - start:.3f} s)", "compile")
 
     def saved_range(self) -> Optional[Tuple[str, List[Any]]]:
         """(compiler fingerprint, compiled bounded programs) to save, or None if there are none."""

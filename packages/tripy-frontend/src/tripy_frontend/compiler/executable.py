@@ -359,6 +359,8 @@ def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[In
     program = backend_compile(module_bytes, shapes, device, optimization_level, name=what)
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        if not program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
+        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
+            program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
+        else:
             program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
     return program
