@@ -180,3 +180,20 @@ def test_program_without_bounded_form_still_runs_every_shape():
     for n in (2, 5):
         x = RNG.standard_normal((2, n)).astype(np.float32)
         assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), -np.sort(-x, axis=1)[:, :2])
+
+
+@pytest.mark.parametrize("func,reference,lo,hi", [
+    (lambda a: (a * 2.0)[:-5], lambda x: (x * 2.0)[:-5], 1, 8),  # empty for n <= 5; size 1 at bound 6
+    (lambda a: tp.sin(a)[:-5], lambda x: np.sin(x)[:-5], 2, 5),  # empty result of a computed slice
+    (lambda a: a * 2.0, lambda x: x * 2.0, 0, 4),  # an empty input (size 0 shares no bound with size 1)
+    (lambda a: tp.sum(a, dim=0), lambda x: np.sum(x, axis=0), 0, 4),
+])
+def test_sizes_of_zero_and_one_in_every_bucket(func, reference, lo, hi):
+    # Found by the differential fuzz: a padded dim of bound 1 cannot say that it is empty, so such
+    # buckets are compiled per shape (and size 0 gets its own bound); results must match at every size.
+    exe = tp.compile(func, args=[tp.InputInfo(((lo, lo + 1, hi), 2), tp.float32)])
+    for n in range(lo, hi + 1):
+        x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+        got = np.from_dlpack(exe(tp.Tensor(x)))
+        want = reference(x)
+        assert got.shape == want.shape and np.allclose(got, want), n

@@ -51,11 +51,19 @@ class Unsupported(Exception):
     """The module uses sizes in a way a bounded program cannot express."""
 
 
+class SmallSize(Unsupported):
+    """A size computed at run time has a bound of 0 or 1 in this bucket, which covers several sizes: the
+    real size could be 0 where the bound is 1, and XLA takes no dynamic size-1 dims. This bucket's shapes
+    are compiled as they come; other buckets are not affected."""
+
+
 def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
-                 dynamic_dims: Sequence[Tuple[int, int]]) -> Tuple[bytes, List[List[int]]]:
+                 dynamic_dims: Sequence[Tuple[int, int]], exact: bool = False) -> Tuple[bytes, List[List[int]]]:
     """The bounded program for `bucket` (a static shape per argument: the bounds of its dynamic dims) and
     the dynamic dims of each output. `dynamic_dims` lists the (argument, dim) pairs that are dynamic, in
-    the order their real sizes are passed (as ``i32`` scalars after the arguments)."""
+    the order their real sizes are passed (as ``i32`` scalars after the arguments). `exact`: the bucket
+    holds one shape only (its bounds are the real sizes). Raises `SmallSize` if a computed size has a bound
+    of 0 or 1 and the bucket is not exact."""
     from jax.extend.mlir import ir
 
     from tripy_flatir.mlir_utils import context
@@ -72,8 +80,8 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     with context(), ir.Location.unknown():
         module = ir.Module.parse(refined)
         fn = _main(module)
-        _lower_markers(fn)
-        _set_input_sizes(fn, dynamic_dims)
+        _lower_markers(fn, exact)
+        _set_input_sizes(fn, [] if exact else dynamic_dims, len(dynamic_dims))
         _return_output_sizes(fn, out_dims)
         _set_function_type(fn)
         module.operation.verify()
@@ -140,9 +148,13 @@ def _add_twins(fn: Any) -> List[List[int]]:
 
 
 # ---- step 3: markers to ops --------------------------------------------------------------------------
-def _lower_markers(fn: Any) -> None:
+def _lower_markers(fn: Any, exact: bool) -> None:
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
+
+    def check_bounds(value: Any, dims: List[int]) -> None:
+        if not exact and any(ir.RankedTensorType(value.type).shape[d] <= 1 for d in dims):
+            raise SmallSize("a size computed at run time is bounded by 0 or 1 here")
 
     block = fn.regions[0].blocks[0]
     ops = list(block.operations)
@@ -152,12 +164,19 @@ def _lower_markers(fn: Any) -> None:
         if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == _DIM_MARKER:
             dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
             with after:
-                size = _real_size(op.operands[0], dim)
+                size = _static_size(op.operands[0], dim) if exact else _real_size(op.operands[0], dim)
             op.results[0].replace_all_uses_with(size)
+            op.operation.erase()
+        elif exact and name == "stablehlo.optimization_barrier" and (_SET_DIMS in op.attributes
+                                                                       or _SLICE in op.attributes):
+            # One shape only: the refined static value is the real one (no dynamic padder involved; it
+            # corrupts memory on some empty dynamic slices).
+            op.results[0].replace_all_uses_with(op.operands[0])
             op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
+            check_bounds(value, dims)
             producer = value.owner
             if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
                 _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
@@ -170,6 +189,7 @@ def _lower_markers(fn: Any) -> None:
         elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SLICE]))
             result, source, start, limit, strides = op.operands
+            check_bounds(result, dims)
             with after:
                 if not _all_ones(strides):
                     raise Unsupported("a slice with a step whose bounds depend on the input shapes")
@@ -183,13 +203,14 @@ def _lower_markers(fn: Any) -> None:
             op.operation.erase()
 
 
-def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> None:
-    """Append an ``i32`` argument per dynamic input dim and set that dim's real size right at the start."""
+def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]], count: int) -> None:
+    """Append `count` ``i32`` arguments (one per dynamic input dim) and set the real size of each of
+    `dynamic_dims` right at the start (none for a bucket that holds one shape)."""
     from jax.extend.mlir import ir
 
     block = fn.regions[0].blocks[0]
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in dynamic_dims]
+    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in range(count)]
     first = list(block.operations)[0]
     current: Dict[int, Any] = {}
     with ir.InsertionPoint(first):
@@ -213,7 +234,7 @@ def _return_output_sizes(fn: Any, out_dims: List[List[int]]) -> None:
     outputs = list(ret.operands)
     with ir.InsertionPoint(ret):
         one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
-        parts = [stablehlo.ReshapeOp(one, _real_size(v, d)).result for v, dims in zip(outputs, out_dims) for d in dims]
+        parts = [stablehlo.ReshapeOp(one, _output_size(v, d)).result for v, dims in zip(outputs, out_dims) for d in dims]
         sizes = parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result
         func.ReturnOp(outputs + [sizes])
     ret.operation.erase()
@@ -263,6 +284,25 @@ def _real_size(value: Any, dim: int) -> Any:
     t = ir.RankedTensorType(value.type)
     view = stablehlo.ConvertOp(_bounded_type(t, dim), value).result
     return stablehlo.GetDimensionSizeOp(view, dim).result
+
+
+def _output_size(value: Any, dim: int) -> Any:
+    """The run-time size of an output's dim: a bound of 0 or 1 is the size (sizes that could be smaller
+    raised SmallSize; XLA can report an operand's size for an empty result)."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    return _static_size(value, dim) if ir.RankedTensorType(value.type).shape[dim] <= 1 else _real_size(value, dim)
+
+
+def _static_size(value: Any, dim: int) -> Any:
+    """The static size of `value`'s dim `dim`, as a ``tensor<i32>`` constant."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    size = ir.IntegerAttr.get(i32.element_type, ir.RankedTensorType(value.type).shape[dim])
+    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(i32, size)).result
 
 
 def _set_size(value: Any, size: Any, dim: int) -> Any:

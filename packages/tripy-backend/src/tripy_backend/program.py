@@ -146,7 +146,7 @@ class Program:
             return
         start = time.perf_counter()
         plat = platform(self.device)
-        for bucket in self.ranges.buckets():
+        for bucket in self.ranges.programs:
             shapes = self.ranges.bucket_shapes(bucket)
             zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
             self.ranges.launcher(tuple(shapes), self._runtime_error)(zeros + list(constants))

@@ -20,7 +20,7 @@ import numpy as np
 from tripy_flatir.device import device as Device
 from tripy_flatir.logging import logger
 from tripy_backend import _xla
-from tripy_backend.bounded import bound_module
+from tripy_backend.bounded import SmallSize, bound_module
 from tripy_backend.devices import compiler_name, platform
 
 # Dims: an int (static) or the name of a variable.
@@ -36,10 +36,16 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[
     while True:
         kept = sorted(set(powers[::-1][::step]) | {opt, hi})
         if count is None or len(kept) <= count:
-            return kept
+            break
         if step > len(powers):
-            return sorted({opt, hi}) if count >= 2 else [hi]
+            kept = sorted({opt, hi}) if count >= 2 else [hi]
+            break
         step *= 2
+    # A bound of 1 must hold size 1 only: XLA takes no dynamic size-1 dims, so a padded input of bound 1
+    # could not say that it is empty. Size 0 then gets its own bound (instead of 1 unless 1 is opt or hi).
+    if lo == 0 and 1 in kept:
+        kept = sorted(({0} | set(kept)) - ({1} - {opt, hi}))
+    return kept
 
 
 def plan_buckets(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:
@@ -75,15 +81,35 @@ class RangeProgram:
         value = dict(zip(self.names, bucket))
         return [tuple(value[x] if isinstance(x, str) else x for x in s) for s in self.shapes]
 
+    def exact(self, bucket: Tuple[int, ...]) -> bool:
+        """Whether `bucket` holds one size per variable (its bounds are the real sizes)."""
+        for n, b in zip(self.names, bucket):
+            lo = self.variables[n][0]
+            k = self.bounds[n].index(b)
+            if b != lo and (k == 0 or self.bounds[n][k - 1] != b - 1):
+                return False
+        return True
+
     def compile(self, compile_one: Callable[[bytes, str], Any], what: str) -> None:
-        """Compile every bucket (`what` names the program in the log)."""
+        """Compile every bucket (`what` names the program in the log). A bucket whose program would need
+        a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes compile as they come."""
         buckets = self.buckets()
         start = time.perf_counter()
         for k, bucket in enumerate(buckets):
-            module, out_dims = bound_module(self.module_bytes, self.bucket_shapes(bucket), self.dynamic_dims)
+            try:
+                module, out_dims = bound_module(self.module_bytes, self.bucket_shapes(bucket), self.dynamic_dims,
+                                                self.exact(bucket))
+            except SmallSize as e:
+                if len(buckets) == 1:
+                    raise
+                logger.log(f"[compile] {what}: bucket {k + 1}/{len(buckets)} left out ({e}); its shapes compile "
+                           "at their first call", "compile")
+                continue
             why = (f"bucket {k + 1}/{len(buckets)} of the declared range: "
                    + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket)))
             self.programs[bucket] = (compile_one(module, why), out_dims)
+        if not self.programs:
+            raise SmallSize("every bucket needs a computed size of 0 or 1")
         logger.log(lambda: f"[compile] {what}: {len(buckets)} bounded programs cover "
                    + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
                    + f" ({time.perf_counter() - start:.3f} s)", "compile")
@@ -100,27 +126,31 @@ class RangeProgram:
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
         """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
         not cover this range's buckets."""
-        if sorted(tuple(b) for b, _, _ in saved) != sorted(self.buckets()):
+        if not {tuple(b) for b, _, _ in saved} <= set(self.buckets()):
             raise ValueError("the saved programs were made for other buckets")
         for bucket, out_dims, data in saved:
             exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
             self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
+        """Whether `shapes` are in range and their bucket has a program."""
         for (i, d) in self.dynamic_dims:
             lo, _, hi = self.variables[self.shapes[i][d]]  # type: ignore[index]
             if not lo <= shapes[i][d] <= hi:
                 return False
-        return True
+        return self._bucket(shapes) in self.programs
+
+    def _bucket(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
+        sizes: Dict[Dim, int] = {}
+        for (i, d) in self.dynamic_dims:
+            sizes.setdefault(self.shapes[i][d], shapes[i][d])
+        return tuple(self._bound_of[n][sizes[n]] for n in self.names)
 
     def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> "BoundedLauncher":
         """The launcher for input shapes `shapes` (which must be in range)."""
         launcher = self._launchers.get(shapes)
         if launcher is None:
-            sizes: Dict[Dim, int] = {}
-            for (i, d) in self.dynamic_dims:
-                sizes.setdefault(self.shapes[i][d], shapes[i][d])
-            bucket = tuple(self._bound_of[n][sizes[n]] for n in self.names)
+            bucket = self._bucket(shapes)
             exe, out_dims = self.programs[bucket]
             launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
                                        self.device, on_error)
