@@ -228,10 +228,18 @@ def _pad(buffer: Any, shape: Tuple[int, ...], platform_name: str, index: int) ->
     data = np.asarray(buffer)
     padded = np.zeros(shape, dtype=data.dtype)
     padded[tuple(slice(0, n) for n in data.shape)] = data
-    return _xla.adopt(padded, platform_name, index)
+    return _upload(padded, platform_name, index)
 
 
 def _cut(buffer: Any, shape: Tuple[int, ...], platform_name: str, index: int) -> Any:
     """A dynamic output: XLA writes it compactly at the start of the padded buffer."""
     data = np.asarray(buffer).reshape(-1)[:math.prod(shape)].reshape(shape)
-    return _xla.adopt(data, platform_name, index)
+    return _upload(data, platform_name, index)
+
+
+def _upload(array: np.ndarray, platform_name: str, index: int) -> Any:
+    """A buffer with `array`'s data: small arrays are copied (measured ~10 us faster per buffer on XLA:CPU
+    than sharing their memory), large ones shared."""
+    if array.nbytes <= 1 << 18:
+        return _xla.to_device(array, platform_name, index)
+    return _xla.adopt(array, platform_name, index)
