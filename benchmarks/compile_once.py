@@ -70,8 +70,10 @@ def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, 
     print(f"  per call, range / exact shape over {len(ratios)} sizes: geomean {geomean:.2f}x (target <= 1.5x), "
           f"worst {worst[0]:.2f}x at size {worst[1]} ({worst[2] * 1e6:.0f} us vs {worst[3] * 1e6:.0f} us)")
     slowest_first = max(first_calls)
+    typical_first = statistics.median(r for r, _ in first_calls)
     print(f"  compilations during the range executable's calls: {compiled_in_calls}; its first call at a size "
-          f"took at most {slowest_first[0]:.1f}x its later calls (size {slowest_first[1]})")
+          f"took {typical_first:.1f}x its later calls (median over sizes), at most {slowest_first[0]:.1f}x "
+          f"(size {slowest_first[1]})")
 
 
 class MLP(tp.Module):
