@@ -178,3 +178,11 @@ def test_program_without_bounded_form_still_runs_every_shape():
     for n in (2, 5):
         x = RNG.standard_normal((2, n)).astype(np.float32)
         assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), -np.sort(-x, axis=1)[:, :2])
+
+
+def test_an_empty_range_start_runs_empty():
+    # a range from 0 runs size 0 in a program of its own (a dim bounded by 1 cannot be told it is 0)
+    exe = tp.compile(lambda x: x + 1, args=[tp.InputInfo(((0, 3, 9), 2), tp.float32)])
+    for n in (0, 1, 2):
+        x = np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+        assert np.array_equal(np.asarray(exe(tp.Tensor(x))), x + 1)
