@@ -103,3 +103,16 @@ def test_value_the_program_cannot_take_is_reported_at_the_users_op(rows_exe):
     with pytest.raises(tp.TripyException) as err:
         rows_exe(tp.ones((4, 4)), 3)
     assert f"{__file__}:{_line_of('return tp.reshape(x + x, (n, -1))')}" in str(err.value)
+
+
+def test_converting_the_value_while_tracing_is_an_error_without_a_warning():
+    import io
+
+    old, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        with pytest.raises(tp.TripyException, match="Cannot evaluate a tensor while tripy.compile"):
+            tp.compile(lambda x, n: tp.reshape(x, (int(n), -1)),
+                       args=[tp.InputInfo((4, 4), tp.float32), tp.DimensionInputInfo((1, 2, 8))])
+        assert tp.logger.stream.getvalue() == ""  # (the "baked in as a constant" warning is for tensors that can be)
+    finally:
+        tp.logger.stream = old

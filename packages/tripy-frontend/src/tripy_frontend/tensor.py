@@ -164,12 +164,12 @@ class Tensor:
         from tripy_frontend.eager import evaluate
 
         if not isinstance(self.trace_tensor.producer, Storage):
-            _warn_if_compiling(self)
             try:  # (an API boundary: see tracebacks.py)
                 evaluate([self])
             except TripyException as e:
                 strip_tripy_frames(e)
                 raise
+            _warn_if_compiling(self)  # (once it is evaluated: a tensor that cannot be is an error instead)
         return self
 
     @property
