@@ -34,7 +34,7 @@ GROUPS: List[Tuple[str, str, str, List[str]]] = [
      ["Module", "Sequential", "Linear", "Conv", "ConvTranspose", "Embedding", "BatchNorm", "GroupNorm",
       "InstanceNorm", "LayerNorm"]),
     ("compile", "Compiling and executables", "Ahead-of-time compilation; see :doc:`/guides/eager_and_compiled`.",
-     ["compile", "Executable", "InputInfo", "NamedDimension", "Bounds", "Stream", "default_stream"]),
+     ["compile", "Executable", "InputInfo", "DimensionInputInfo", "NamedDimension", "Bounds", "Stream", "default_stream"]),
     ("dtypes_devices", "Data types and devices", "Each data type exists once; compare with ``==`` or ``is``.",
      ["dtype", "bool", "bfloat16", "float16", "float32", "float8", "int4", "int8", "int32", "int64", "integer", "floating", "device"]),
     ("logging", "Logging and errors", "IR dumps and diagnostics by topic, and the exception tripy raises; "

@@ -197,3 +197,26 @@ def test_sizes_of_zero_and_one_in_every_bucket(func, reference, lo, hi):
         got = np.from_dlpack(exe(tp.Tensor(x)))
         want = reference(x)
         assert got.shape == want.shape and np.allclose(got, want), n
+
+
+def test_an_empty_range_start_runs_empty():
+    # a range from 0 runs size 0 in a program of its own (a dim bounded by 1 cannot be told it is 0)
+    exe = tp.compile(lambda x: x + 1, args=[tp.InputInfo(((0, 3, 9), 2), tp.float32)])
+    for n in (0, 1, 2):
+        x = np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+        assert np.array_equal(np.asarray(exe(tp.Tensor(x))), x + 1)
+
+
+def test_slices_of_a_dynamic_input_by_run_time_sizes():
+    # the slice's source is itself dynamic: every bucket's program is built (none compiles at a call)
+    head = tp.compile(lambda x: x[:x.shape[0] - 1] * 2, args=[tp.InputInfo(((1, 4, 9), 3), tp.float32)])
+    window = tp.compile(lambda x, n: x[1:n + 1], args=[tp.InputInfo(((4, 8, 12),), tp.float32),
+                                                       tp.DimensionInputInfo((0, 2, 3))])
+    before = tripy_backend.compilation_count()
+    for m in (1, 2, 5, 9):
+        x = np.arange(3 * m, dtype=np.float32).reshape(m, 3)
+        assert np.array_equal(np.asarray(head(tp.Tensor(x))), x[:m - 1] * 2), m
+    for m, n in [(4, 0), (5, 3), (12, 2), (9, 1)]:
+        x = np.arange(m, dtype=np.float32)
+        assert np.array_equal(np.asarray(window(tp.Tensor(x), n)), x[1:n + 1]), (m, n)
+    assert tripy_backend.compilation_count() == before

@@ -99,7 +99,7 @@ def np_normalize(x, axes, eps):
     return (x - mean) / np.sqrt(var + eps)
 
 
-@pytest.mark.parametrize("normalized_shape,in_shape", [(6, (6,)), (6, (2, 3, 6)), ((3, 6), (2, 3, 6))])
+@pytest.mark.parametrize("normalized_shape,in_shape", [(6, (1, 6)), (6, (2, 3, 6)), ((3, 6), (2, 3, 6)), ((3, 6), (3, 6))])
 def test_layernorm(eager_or_compiled, normalized_shape, in_shape):
     ln = tp.LayerNorm(normalized_shape, eps=1e-3)
     p = load_random(ln)
@@ -115,6 +115,10 @@ def test_layernorm_errors():
     ln.initialize_dummy_parameters()
     with pytest.raises(tp.TripyException, match=r"the last 2 dim\(s\) of the input must be \[2, 3\]"):
         ln(tp.ones((4, 3, 3)))
+    ln = tp.LayerNorm(3)
+    ln.initialize_dummy_parameters()
+    with pytest.raises(tp.TripyException, match=r"expects an input of rank >= 2, shaped \(N, \*\).* got shape \[3\]"):
+        ln(tp.ones((3,)))  # refused, as in nvtripy 0.1.7
 
 
 def per_channel(v, rank):

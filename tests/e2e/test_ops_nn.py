@@ -148,7 +148,8 @@ def test_quantize_int4_blockwise(eager_or_compiled):
     full = np.repeat(scale, 2, axis=0)
     expected = np.clip(np.round(x / full), -8, 7)
     assert q.dtype == tp.int4 and np.array_equal(np.asarray(q).astype(np.float32), expected)
-    out = eager_or_compiled(lambda t, s: tp.dequantize(t, s, tp.float32), q.eval(), tp.Tensor(scale))
+    s = tp.Tensor(scale)  # a constant (baked into the compiled program), as a scale must be
+    out = eager_or_compiled(lambda t: tp.dequantize(t, s, tp.float32), q.eval())
     assert np.allclose(np.from_dlpack(out), expected * full, rtol=1e-6)
     assert tp.cast(q, tp.bool).tolist() == (expected != 0).tolist()
 
@@ -156,12 +157,26 @@ def test_quantize_int4_blockwise(eager_or_compiled):
 def test_quantize_with_scale_tensors(eager_or_compiled):
     x = rand(3, 4, low=-10, high=10)
     scale = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
-    q = eager_or_compiled(lambda t, s: tp.quantize(t, s, tp.int8, dim=1), tp.Tensor(x), tp.Tensor(scale))
+    s, s0 = tp.Tensor(scale), (tp.Tensor([0.5]) / 2)[0].eval()  # constants: data, and an evaluated result
+    q = eager_or_compiled(lambda t: tp.quantize(t, s, tp.int8, dim=1), tp.Tensor(x))
     assert np.array_equal(np.from_dlpack(q), np_quantize(x, scale, tp.int8, 1))
-    q = eager_or_compiled(lambda t, s: tp.quantize(t, s, tp.int8), tp.Tensor(x), tp.Tensor(np.float32(0.25)))
+    q = eager_or_compiled(lambda t: tp.quantize(t, s0, tp.int8), tp.Tensor(x))
     assert np.array_equal(np.from_dlpack(q), np_quantize(x, 0.25, tp.int8))
-    out = eager_or_compiled(lambda t, s: tp.dequantize(t, s, tp.float32, dim=1), q.eval(), tp.Tensor(scale))
+    out = eager_or_compiled(lambda t: tp.dequantize(t, s, tp.float32, dim=1), q.eval())
     assert np.allclose(np.from_dlpack(out), np.from_dlpack(q) * scale, rtol=1e-6)
+
+
+def test_quantize_scale_must_be_a_constant():
+    # as in nvtripy 0.1.7: a scale computed by operations that have not run (or from a runtime input) is refused
+    x = tp.Tensor(rand(2, 4))
+    computed = tp.Tensor([0.5]) * 2
+    for op, arg in [(tp.quantize, x), (tp.dequantize, tp.quantize(x, 0.5, tp.int8))]:
+        with pytest.raises(tp.TripyException, match="the scale must be a constant") as err:
+            op(arg, computed[0], tp.int8 if op is tp.quantize else tp.float32)  # MARK-scale
+        assert "# MARK-scale" in str(err.value) and "scale.eval()" in str(err.value)  # the user's line, the fix
+    with pytest.raises(tp.TripyException, match="the scale must be a constant"):
+        tp.compile(lambda t, s: tp.quantize(t, s, tp.int8), args=[tp.InputInfo((2, 4), tp.float32),
+                                                                   tp.InputInfo((), tp.float32)])
 
 
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
@@ -200,7 +215,9 @@ def test_softmax_outer_quantize_with_dynamic_shapes():
     dyn = lambda *shape: tp.InputInfo(tuple((1, s, s + 3) for s in shape), tp.float32)  # noqa: E731
     softmax = tp.compile(lambda t: (tp.softmax(t, 0), tp.softmax(t)), args=[dyn(2, 3)])
     outer = tp.compile(tp.outer, args=[dyn(3), dyn(2)])
-    quant = tp.compile(lambda t, s: tp.quantize(t, s, tp.int8, dim=1), args=[dyn(2, 3), dyn(3)])
+    scale = RNG.uniform(0.01, 0.1, size=3).astype(np.float32)
+    quant = tp.compile(lambda t: tp.quantize(t, tp.Tensor(scale), tp.int8, dim=1),
+                       args=[tp.InputInfo(((1, 2, 5), 3), tp.float32)])
     for n, m in [(2, 3), (4, 1), (1, 5)]:
         x = rand(n, m)
         by_dim, overall = softmax(tp.Tensor(x))
@@ -208,6 +225,5 @@ def test_softmax_outer_quantize_with_dynamic_shapes():
         assert np.allclose(np.from_dlpack(overall), np_softmax(x, None), rtol=1e-5, atol=1e-7)
         a, b = rand(n), rand(m)
         assert np.allclose(np.from_dlpack(outer(tp.Tensor(a), tp.Tensor(b))), np.outer(a, b), rtol=1e-6)
-        scale = RNG.uniform(0.01, 0.1, size=m).astype(np.float32)
-        q = quant(tp.Tensor(x), tp.Tensor(scale))
-        assert np.array_equal(np.from_dlpack(q), np_quantize(x, scale, tp.int8, 1))
+        x3 = rand(n, 3)
+        assert np.array_equal(np.from_dlpack(quant(tp.Tensor(x3))), np_quantize(x3, scale, tp.int8, 1))

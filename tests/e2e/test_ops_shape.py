@@ -17,9 +17,9 @@ def compile_dynamic(func, *arrays, dynamic=None):
     for i, a in enumerate(arrays):
         dims = range(a.ndim) if dynamic is None else dynamic[i]
         infos.append(tp.InputInfo(tuple((0, s, s + 4) if d in dims else s for d, s in enumerate(a.shape)),
-                                  tp.Tensor(a).dtype))
+                                  tp.Tensor(np.ascontiguousarray(a)).dtype))
     exe = tp.compile(func, args=infos)
-    return exe(*[tp.Tensor(a) for a in arrays])
+    return exe(*[tp.Tensor(np.ascontiguousarray(a)) for a in arrays])
 
 
 def as_np(t):
@@ -152,7 +152,7 @@ def test_concatenate_errors():
     with pytest.raises(tp.TripyException, match=r"'tensors\[0\]' and 'tensors\[1\]' must have the same data type, but got float32 and int32"):
         tp.concatenate([a, tp.Tensor(X.astype(np.int32))], 0)
     with pytest.raises(tp.TripyException, match="must match in every dim except dim 0"):
-        tp.concatenate([a, tp.Tensor(X[:, :2])], 0)
+        tp.concatenate([a, tp.Tensor(X[:, :2].copy())], 0)
     with pytest.raises(tp.TripyException, match="non-empty list"):
         tp.concatenate([], 0)
     with pytest.raises(tp.TripyException, match="rank-0 tensors cannot be concatenated"):
@@ -176,7 +176,7 @@ def test_stack_scalars_and_dynamic(eager_or_compiled):
 
 def test_stack_errors():
     with pytest.raises(tp.TripyException, match=r"same shape, but tensor 0 has shape \[2, 3, 4\] and tensor 1"):
-        tp.stack([tp.Tensor(X), tp.Tensor(X[:, :1])])
+        tp.stack([tp.Tensor(X), tp.Tensor(X[:, :1].copy())])
     with pytest.raises(tp.TripyException, match="dim 4 is out of range for stacking tensors of rank 3"):
         tp.stack([tp.Tensor(X)], 4)
     with pytest.raises(tp.TripyException, match="must be a sequence of tripy.Tensor"):

@@ -162,7 +162,7 @@ def test_cpu_dispatch_in_the_calling_thread_or_asynchronous(setting):
     code = ("import numpy as np, tripy as tp\n"
             "from tripy_backend import _xla\n"
             "x = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
-            "out = [np.from_dlpack(tp.tanh(tp.Tensor(x) @ tp.Tensor(x.T) * 0.01) + i).copy() for i in range(3)]\n"
+            "out = [np.from_dlpack(tp.tanh(tp.Tensor(x) @ tp.Tensor(x.T.copy()) * 0.01) + i).copy() for i in range(3)]\n"
             "expected = [np.tanh(x @ x.T * 0.01) + i for i in range(3)]\n"
             "assert all(np.allclose(o, e, atol=1e-6) for o, e in zip(out, expected))\n"
             "print(_xla.cpu_dispatch_is_async())\n")

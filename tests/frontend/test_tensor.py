@@ -31,17 +31,38 @@ def test_from_numpy_dlpack_and_array_protocol():
 
     assert tp.Tensor(OnlyArrayInterface(np.ones(3, np.float32))).tolist() == [1.0, 1.0, 1.0]
 
-    class OnlyDLPack:
-        def __init__(self, arr):
-            self._arr = arr
-
-        def __dlpack__(self, *args, **kwargs):
-            return self._arr.__dlpack__(*args, **kwargs)
-
-        def __dlpack_device__(self):
-            return self._arr.__dlpack_device__()
-
     assert tp.Tensor(OnlyDLPack(np.array([1, 2], np.int32))).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("view, strides, fix", [
+    (lambda a: a.T, "strides [1, 4] (in elements), but row-major data of that shape has strides [3, 1]",
+     "np.ascontiguousarray(array)"),
+    (lambda a: a[:, ::2], "strides [4, 2]", "np.ascontiguousarray(array)"),
+    (lambda a: a[:, :1], "strides [4, 1]", "np.ascontiguousarray(array)"),
+    (lambda a: np.broadcast_to(a[0], (2, 4)), "strides [0, 1]", "np.ascontiguousarray(array)"),
+    (lambda a: OnlyDLPack(a.T), "strides [1, 4]", "Make the data contiguous (row-major)"),
+])
+def test_non_row_major_data_is_refused(view, strides, fix):
+    # as nvtripy 0.1.7 refuses it (tp.Tensor reads data as it lies in memory)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with pytest.raises(tp.TripyException, match="Non-canonical strides are not supported for tripy tensors") as err:
+        tp.Tensor(view(a))  # MARK-strides
+    text = str(err.value)
+    assert strides in text and fix in text and "# MARK-strides" in text
+    fixed = np.ascontiguousarray(np.from_dlpack(view(a)))
+    assert tp.Tensor(fixed).tolist() == fixed.tolist()
+    assert tp.Tensor(a[1:]).tolist() == a[1:].tolist()  # a view that is row-major is read as it is
+
+
+class OnlyDLPack:
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._arr.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
 
 
 def test_data_is_copied_so_later_host_writes_do_not_leak_in():

@@ -75,6 +75,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
         block = fn.regions[0].blocks[0]
         for arg, shape in zip(block.arguments, bucket):
             arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
+        _match_marker_types(fn)
         _set_function_type(fn)
         refined = _xla.refine_shapes(_bytecode(module))
     with context(), ir.Location.unknown():
@@ -145,6 +146,17 @@ def _add_twins(fn: Any) -> List[List[int]]:
         if op.results[0] in twin:
             twin[op.results[0]] = marker.results[0]
     raise Unsupported("the program has no func.return")
+
+
+def _match_marker_types(fn: Any) -> None:
+    """A marker (an optimization_barrier: results typed as its operands) that takes an argument directly, e.g.
+    the source of a slice, gets the argument's new static type on that result too (shape refinement reads the
+    module only if it verifies)."""
+    for op in fn.regions[0].blocks[0].operations:
+        if op.operation.name == "stablehlo.optimization_barrier":
+            for operand, result in zip(op.operands, op.results):
+                if result.type != operand.type:
+                    result.set_type(operand.type)
 
 
 # ---- step 3: markers to ops --------------------------------------------------------------------------

@@ -30,7 +30,9 @@ MAX_PROGRAMS = 16  # buckets per executable, over all variables
 
 def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[int]:
     """The bounds of one variable: powers of two in [lo, hi], `opt` and `hi`; at most `count` of them
-    (every other power of two dropped until they fit, then `opt`; `hi` is always kept)."""
+    (every other power of two dropped until they fit, then `opt`; `hi` is always kept). A bound of 1
+    serves size 1 only (a dim bounded by 1 is static to XLA: it cannot be told the size is 0), so a
+    range from 0 with a bound of 1 also gets a bound of 0 (one program more than `count`)."""
     powers = [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) < hi]
     step = 1
     while True:

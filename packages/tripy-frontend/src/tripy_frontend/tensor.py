@@ -18,13 +18,17 @@ from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.strides import check_row_major
 from tripy_frontend.tracebacks import strip_tripy_frames
 
 
 @public_api()
 class Tensor:
     """A tensor. Create one from a Python scalar or (nested) list, a NumPy array, or any object that
-    supports DLPack or the array protocol; or get one from a tripy operation.
+    supports DLPack or the array protocol; or get one from a tripy operation. Arrays must be row-major
+    (C-contiguous): a view with other strides (a transpose, a slice with a step) is refused, as in nvtripy;
+    ``np.ascontiguousarray(a)`` (``t.contiguous()`` in PyTorch) makes one that is. With `dtype` the data is
+    converted, with `device` copied there.
 
     Operations are lazy: they record what to compute. A tensor is evaluated when its value is used
     (``print``, ``.eval()``, ``np.from_dlpack(t)``, ``t.tolist()``, ``bool(t)``).
@@ -46,7 +50,7 @@ class Tensor:
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
         info = _capture() if fetch_stack_info else None
         tdtype = None
-        if type(data) is np.ndarray and dtype is None:  # the common case, kept short
+        if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
             array = data
             tdtype = _FROM_NUMPY.get(array.dtype)
         if tdtype is None:
@@ -160,12 +164,12 @@ class Tensor:
         from tripy_frontend.eager import evaluate
 
         if not isinstance(self.trace_tensor.producer, Storage):
-            _warn_if_compiling(self)
             try:  # (an API boundary: see tracebacks.py)
                 evaluate([self])
             except TripyException as e:
                 strip_tripy_frames(e)
                 raise
+            _warn_if_compiling(self)  # (once it is evaluated: a tensor that cannot be is an error instead)
         return self
 
     @property
@@ -300,6 +304,7 @@ def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray
     array: Optional[np.ndarray] = None
     if isinstance(data, np.ndarray):
         array = data
+        check_row_major(array, data, info)
     elif hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
         try:
             array = np.from_dlpack(data)
@@ -310,6 +315,7 @@ def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray
                 raise_error(f"Could not read the {type(data).__name__} through DLPack: {e}", info,
                             ["tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
                              "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."])
+        check_row_major(array, data, info)
     if array is None and (hasattr(data, "__array__") or hasattr(data, "__array_interface__")):
         array = np.asarray(data)
     if array is None:

@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tripy_flatir import dtypes
+from tripy_frontend.compiler.dimension_input_info import input_info_from_json
 from tripy_frontend.compiler.input_info import InputInfo, dtype_from_name
 
 MAGIC = "tripy.Executable"
@@ -169,7 +170,7 @@ def read(path: str) -> Contents:
             compiled = (c["fingerprint"], [(m["bucket"], m["out_dims"], member(m, f"compiled program {i}"))
                                            for i, m in enumerate(c["programs"])])
     inputs = header["inputs"]
-    return Contents(names=[i["name"] for i in inputs], infos=[InputInfo.from_json(i) for i in inputs],
+    return Contents(names=[i["name"] for i in inputs], infos=[input_info_from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
                     returns_tuple=header["returns_tuple"], device=header["device"], program=program,
                     stablehlo_version=header["stablehlo_version"], constants=constants,
@@ -206,7 +207,7 @@ def _check_header(h: Any) -> None:
             if not isinstance(i, dict) or not isinstance(i.get("name"), str) or i["name"] in seen:
                 raise FormatError("its header has an invalid or repeated input name")
             seen.add(i["name"])
-            InputInfo.from_json(i)
+            input_info_from_json(i)
         for o in outputs:
             if not isinstance(o, dict) or not _is_int_list(o.get("shape"), -1):
                 raise FormatError("its header has an invalid output")

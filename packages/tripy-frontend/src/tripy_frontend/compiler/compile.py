@@ -13,10 +13,12 @@ from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
 from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace
+from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
 from tripy_frontend.compiler.tracing import tracing
+from tripy_frontend.dimension_size import shape_of
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
@@ -50,7 +52,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
             LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
             evaluation compiles at 3.
         args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
-            tuples and dicts, which the executable then takes alike), anything else is baked in.
+            tuples and dicts, which the executable then takes alike), :class:`DimensionInputInfo` s for
+            runtime shape values (the function gets a :class:`DimensionSize`), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
     Returns:
@@ -130,6 +133,8 @@ class _RuntimeInputs:
         self.named_bounds: Dict[str, Tuple[Tuple[int, int, int], str]] = {}  # dim name -> (bounds, first use)
 
     def make(self, name: str, info: InputInfo) -> Tensor:
+        """The traced function's argument for `info`: a placeholder tensor, or for a DimensionInputInfo
+        its value, dim 0 of the placeholder that carries it."""
         for d, dim_name in info.dimension_names.items():
             b = info.shape_bounds
             bounds = (b.min[d], b.opt[d], b.max[d])
@@ -145,7 +150,7 @@ class _RuntimeInputs:
         self.names.append(name)
         self.infos.append(info)
         self.placeholders.append(t)
-        return t
+        return shape_of(t)[0] if isinstance(info, DimensionInputInfo) else t
 
 
 def _keyword_order(signature: Optional[inspect.Signature], kwargs: Dict[str, Any]) -> List[str]:

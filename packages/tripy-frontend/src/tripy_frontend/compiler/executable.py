@@ -15,7 +15,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Union
 
-from tripy_backend import Program
+from tripy_backend import Program, memory
 from tripy_backend import compile as backend_compile
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
@@ -24,9 +24,11 @@ from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_frontend import results
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
+from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo, range_dims
 from tripy_frontend.export import public_api
+from tripy_frontend.dimension_size import DimensionSize
 from tripy_frontend.tensor import Tensor
 
 # Shape signatures remembered per executable (the backend keeps as many compiled specializations).
@@ -36,7 +38,8 @@ _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
 @public_api()
 class Executable:
     """A function compiled by :func:`tripy.compile`. Call it with :class:`tripy.Tensor` s for the
-    runtime inputs (the arguments that were given as :class:`InputInfo` s), positionally or by
+    runtime inputs (the arguments that were given as :class:`InputInfo` s) and a
+    :class:`tripy.DimensionSize` (or an int) for each :class:`DimensionInputInfo`, positionally or by
     name; it returns a tensor, or a tuple of tensors if the function returned a tuple or list.
 
     Every argument is checked before the program runs: its type, data type, rank, each dim against
@@ -67,6 +70,7 @@ class Executable:
     _names: Tuple[str, ...]
     _infos: Tuple[InputInfo, ...]
     _num_inputs: int
+    _dimension_inputs: Dict[int, DimensionInputInfo]  # the inputs that are shape values, by position
     _dtypes: Tuple[dtypes.dtype, ...]
     _constants: List[Any]  # buffers of the baked-in tensors, bound after the runtime inputs
     _constant_shapes: Tuple[Tuple[int, ...], ...]
@@ -98,6 +102,7 @@ class Executable:
         self._names = tuple(names)
         self._infos = tuple(infos)
         self._num_inputs = len(self._names)
+        self._dimension_inputs = {i: info for i, info in enumerate(self._infos) if isinstance(info, DimensionInputInfo)}
         self._dtypes = tuple(info.dtype for info in self._infos)
         self._constants = list(constants)
         self._constant_shapes = tuple(tuple(c.shape) for c in constants)
@@ -114,7 +119,9 @@ class Executable:
         self._runs = {}
         self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
                                     device, self._runs, self._call_slow)
-        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Tensor) for n in self._names]
+        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
+                  for n, info in zip(self._names, self._infos)]
         self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
         return self
 
@@ -136,6 +143,12 @@ class Executable:
         buffers = []
         shapes = []
         for i, a in enumerate(args):
+            dimension = self._dimension_inputs.get(i)
+            if dimension is not None:  # a shape value: the empty input that carries it (see dimension_input_info)
+                carrier = dimension.carrier(self._names[i], a)
+                buffers.append(memory.to_device(carrier, self._device))
+                shapes.append(carrier.shape)
+                continue
             self._check_argument(i, a)
             a.eval()
             producer = a.trace_tensor.producer
@@ -277,7 +290,7 @@ class Executable:
             loaded = tp.Executable.load(path)
             assert loaded(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 3.0]
         """
-        from tripy_backend import memory, portable
+        from tripy_backend import portable
 
         import tripy_frontend
 
@@ -316,7 +329,7 @@ class Executable:
             exe.save(path)
             assert tp.Executable.load(path)(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
         """
-        from tripy_backend import check_device, memory, portable
+        from tripy_backend import check_device, portable
         from tripy_flatir.device import device as make_device
 
         where = _stack.capture()

@@ -67,12 +67,16 @@ class LayerNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         """
         Args:
-            x: The input; its last dims must equal ``normalized_shape``.
+            x: The input, of rank >= 2 (a batch dim first); its last dims must equal ``normalized_shape``.
 
         Returns:
             A tensor of the same shape.
         """
         d = len(self.normalized_shape)
+        if isinstance(x, Tensor) and x.rank < 2:  # as nvtripy 0.1.7 refuses it
+            raise_error(f"tp.LayerNorm expects an input of rank >= 2, shaped (N, *) (a batch dim, then the normalized "
+                        f"dims), but got shape {list(x.trace_tensor.shape)}.", _stack.capture(),
+                        ["To normalize one vector, give it a batch dim: tp.unsqueeze(x, 0)."], [x.stack_info])
         check_input(x, self, self.dtype, min_rank=d)
         trailing = x.trace_tensor.shape[-d:]
         if any(t >= 0 and t != n for t, n in zip(trailing, self.normalized_shape)):

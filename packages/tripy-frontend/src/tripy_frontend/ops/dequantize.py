@@ -16,11 +16,12 @@ def dequantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int
     With ``dim=None`` the scale is per tensor (a number or a rank-0 tensor), or, for int4, block-wise (a
     ``[blocks, D1]`` scale for a ``[D0, D1]`` input, as in :func:`quantize`); with `dim` it is per channel
     (a 1-D tensor or a sequence with one value per entry of ``input.shape[dim]``). A scale tensor must
-    have dtype `dtype`.
+    have dtype `dtype` and be a constant: one that holds data, not one computed by operations that have not
+    run (as in nvtripy).
 
     Args:
         input: A tensor of dtype ``tp.int4``, ``tp.int8`` or ``tp.float8``.
-        scale: The scale: a tensor, a number or a sequence of numbers.
+        scale: The scale: a constant tensor, a number or a sequence of numbers.
         dtype: ``tp.float32``, ``tp.float16`` or ``tp.bfloat16``.
         dim: The channel dim for per-channel dequantization, or None.
 

@@ -12,6 +12,7 @@ from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.ops.minimum import minimum
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
+from tripy_trace.ops.storage import Storage
 from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
 
 QUANTIZED_TYPES = (dtypes.int4, dtypes.int8, dtypes.float8)
@@ -26,6 +27,12 @@ def scale_operand(input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Opt
     ``[D0, D1]`` input block-wise. (The dtype of a scale tensor is declared by each op and checked at the call.)"""
     info = _stack.capture()
     if isinstance(scale, Tensor):
+        if not isinstance(scale.trace_tensor.producer, Storage):  # as nvtripy 0.1.7 refuses it
+            raise_error(f"{what}: the scale must be a constant: a tensor that holds data (tp.Tensor(...), a module "
+                        "parameter, an evaluated tensor), a number or a sequence of numbers; this one is computed "
+                        "by operations that have not run.", info,
+                        ["Evaluate the scale first (scale.eval()), or pass its value. Inside tp.compile a scale "
+                         "cannot depend on a runtime input."], [scale.stack_info])
         scale_t = scale
     elif isinstance(scale, NUMBER_TYPES):
         scale_t = constant(scale, scale_dtype, input.device)
@@ -83,7 +90,8 @@ def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] 
 
     Args:
         input: A floating-point tensor.
-        scale: The scale: a tensor of the input's dtype, a number or a (nested) sequence of numbers.
+        scale: The scale: a constant (a tensor of the input's dtype that holds data, not one computed by
+            operations that have not run), a number or a (nested) sequence of numbers.
         dtype: ``tp.int4``, ``tp.int8`` or ``tp.float8``.
         dim: The channel dim for per-channel quantization, or None.
 
