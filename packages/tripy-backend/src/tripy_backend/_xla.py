@@ -113,19 +113,19 @@ def compile_option_overrides(platform: str, optimization_level: int = 3, module_
     fast at -O2 as at -O3 and compile ~2x faster; small programs run ~3x faster on the classic runtime
     (less per-kernel dispatch). The classic runtime compiles on one thread, the thunk runtime in
     parallel, so on machines with many cores the thunk runtime compiles faster (in wall time).
-    ``TRIPY_XLA_CPU_RUNTIME=thunk`` compiles everything with XLA's defaults instead (``=classic``:
-    tripy's choice, the default). oneDNN is slower than Eigen on some matmul shapes (512x512x512:
-    ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work with the thunk runtime only (GPT-2: 512 ms).
+    ``TRIPY_XLA_CPU_RUNTIME=thunk`` compiles everything with XLA's defaults instead, ``=classic`` everything
+    for the classic runtime (the default, ``auto``: tripy's choice per program, below). oneDNN is slower
+    than Eigen on some matmul shapes (512x512x512: ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work
+    with the thunk runtime only (GPT-2: 512 ms).
     Programs made of big matrix-vector products (a decoding step) compile for the thunk runtime, which
     runs them on all cores (see ``cpu_runtime``).
     """
-    import os
-
     from tripy_backend import cpu_runtime
 
-    if platform != "cpu" or os.environ.get("TRIPY_XLA_CPU_RUNTIME", "classic") == "thunk":
+    runtime = cpu_runtime.requested()
+    if platform != "cpu" or runtime == "thunk":
         return []
-    if module_bytes and cpu_runtime.prefers_thunk_runtime(module_bytes):
+    if runtime == "auto" and module_bytes and cpu_runtime.prefers_thunk_runtime(module_bytes):
         return []
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
@@ -272,7 +272,7 @@ def compiler_fingerprint(platform: str, index: int, optimization_level: int = 3)
     from tripy_backend import cpu_runtime
 
     options = compile_option_overrides(platform, optimization_level)
-    return f"{_host_fingerprint(platform, index)};options={options};cpu_runtime={cpu_runtime.POLICY}"
+    return f"{_host_fingerprint(platform, index)};options={options};cpu_runtime={cpu_runtime.policy()}"
 
 
 @functools.lru_cache(maxsize=None)

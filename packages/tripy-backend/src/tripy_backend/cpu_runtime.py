@@ -16,7 +16,17 @@ import math
 # runtime (4 MiB of float32; below that the matrices stay in the CPU's caches and one thread keeps up).
 MATRIX_VECTOR_ELEMENTS = 1 << 20
 
-POLICY = "matvec-thunk-v1"  # part of the compiler fingerprint: a new policy must not load old cache entries
+
+def requested() -> str:
+    """``TRIPY_XLA_CPU_RUNTIME``: ``auto`` (the default: the choice below), ``classic`` or ``thunk`` (every program)."""
+    import os
+
+    return os.environ.get("TRIPY_XLA_CPU_RUNTIME", "auto")
+
+
+def policy() -> str:
+    """What decides the runtime, for the compiler fingerprint (a new policy must not load old cache entries)."""
+    return f"{requested()}:matvec-thunk-v1"
 
 
 def prefers_thunk_runtime(module_bytes: bytes) -> bool:
