@@ -117,8 +117,8 @@ def compile_option_overrides(platform: str, optimization_level: int = 3, module_
     for the classic runtime (the default, ``auto``: tripy's choice per program, below). oneDNN is slower
     than Eigen on some matmul shapes (512x512x512: ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work
     with the thunk runtime only (GPT-2: 512 ms).
-    Programs made of big matrix-vector products (a decoding step) compile for the thunk runtime, which
-    runs them on all cores (see ``cpu_runtime``).
+    Programs made of big matrix-vector products (a decoding step) compile for the thunk runtime, whose
+    Eigen products use all cores (see ``cpu_runtime``).
     """
     from tripy_backend import cpu_runtime
 

@@ -1,11 +1,12 @@
 """Which XLA:CPU runtime compiles a program: the classic one (tripy's default) or the thunk one.
 
 XLA's classic CPU runtime emits a matrix-vector product (one operand a single row or column) as a loop of its
-own, on one thread; the thunk runtime calls Eigen, which splits it over the cores. A program whose products are
+own; the thunk runtime (jax.jit's) calls Eigen, which splits it over the cores. A program whose products are
 all matrix-vector ones and that reads big matrices is bound by how fast those matrices stream from memory, and
-runs faster on the thunk runtime: a GPT-2 small decoding step (74 such products, 500 MB of weights) took
-54 ms there against 71 ms on the classic runtime (2 cores). Every other program keeps the classic runtime,
-whose oneDNN matrix products and single compiled function win on matrix-matrix work and small programs.
+runs at least as fast on the thunk runtime: a GPT-2 small decoding step (74 such products, 500 MB of weights)
+took 54 ms there against 71 ms on the classic runtime on a loaded 2-core machine, and 38-39 ms on both when the
+machine was quiet. Every other program keeps the classic runtime, whose oneDNN matrix products and single
+compiled function win on matrix-matrix work and small programs.
 """
 
 from __future__ import annotations
