@@ -1,5 +1,5 @@
-"""A ResNet-18 (1x3x224x224, float32, inference) written with tripy's layers, against PyTorch (eager) and ONNX
-Runtime (the same network exported from PyTorch), with the same random weights.
+"""A ResNet-18 (1x3x224x224, float32, inference) written with tripy's layers, against PyTorch (eager), ONNX
+Runtime and OpenVINO (the same network exported from PyTorch to ONNX), with the same random weights.
 
     bash benchmarks/peers/setup.sh                       # once: the peers' environment
     benchmarks/peers/.venv/bin/python benchmarks/peers/convnet.py [--rounds 10]
@@ -21,7 +21,7 @@ import numpy as np
 import tripy as tp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_utils import NotAvailable, onnx_session, print_table  # noqa: E402
+from peer_utils import NotAvailable, onnx_session, openvino_model, openvino_run, print_table  # noqa: E402
 
 WIDTHS = (64, 128, 256, 512)
 
@@ -162,6 +162,11 @@ def main() -> None:
         for name in ("pytorch", "onnxruntime"):
             if name not in runs:
                 missing[name] = f"not installed: {e}"
+    try:
+        compiled = openvino_model(net, (xt,), ["x"], "resnet18")
+        runs["openvino"] = lambda: openvino_run(compiled, {"x": x})[0]
+    except (NameError, NotAvailable) as e:  # (NameError: no torch to export with)
+        missing["openvino"] = str(e) if isinstance(e, NotAvailable) else "no torch for the ONNX export"
 
     outputs = {name: np.asarray(run()) for name, run in runs.items()}
     for name, out in outputs.items():

@@ -1,5 +1,5 @@
-"""GPT-2 small on the CPU against the engines users would pick instead: PyTorch (eager), ONNX Runtime (the
-same model exported from PyTorch) and jax.jit. Two workloads, all contenders with the same random weights:
+"""GPT-2 small on the CPU against the engines users would pick instead: PyTorch (eager), ONNX Runtime and OpenVINO
+(the same model exported from PyTorch to ONNX) and jax.jit. Two workloads, all contenders with the same random weights:
 
 * forward: logits of a batch-1 sequence of 128 tokens;
 * generation: greedy, a 16-token prompt and 64 new tokens with a KV cache (tripy: ``examples/gpt2/run.py``'s
@@ -34,7 +34,7 @@ import reference  # noqa: E402
 from model import GPT, GPTConfig, random_state_dict  # noqa: E402
 from run import compile_kv_programs, generate_with_cache, padded_length, cache_length  # noqa: E402
 
-from peer_utils import NotAvailable, onnx_session, print_table  # noqa: E402
+from peer_utils import NotAvailable, onnx_session, openvino_model, openvino_run, print_table  # noqa: E402
 
 Generate = Callable[[List[int]], Tuple[List[int], float, float]]
 
@@ -81,6 +81,16 @@ def ort_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray
                            f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}")
     x = idx.astype(np.int64)
     return lambda: session.run(None, {"idx": x})[0]
+
+
+def openvino_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
+    import torch
+
+    model = torch_model(state, config)
+    compiled = openvino_model(model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"],
+                              f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}")
+    x = idx.astype(np.int64)
+    return lambda: openvino_run(compiled, {"idx": x})[0]
 
 
 def jax_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray) -> Callable[[], Any]:
@@ -140,7 +150,10 @@ def torch_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: 
     return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
 
 
-def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int,
+                      load: Callable[..., Any], run: Callable[[Any, Dict[str, Any]], Any]) -> Generate:
+    """Generation with the prefill and decode programs exported to ONNX, loaded by `load` (onnx_session or
+    openvino_model) and run by `run(program, inputs) -> outputs`."""
     import torch
 
     from gpt2_torch import Decode, Prefill
@@ -149,17 +162,26 @@ def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: in
     tag = f"L{config.n_layer}_P{prompt_len}_C{cache_len}"
     ids, one = torch.zeros((1, prompt_len), dtype=torch.int64), torch.tensor([1])
     cache = torch.zeros(GPT(config).cache_shape(1, cache_len))
-    prefill_session = onnx_session(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
-    decode_session = onnx_session(Decode(model).eval(), (one[None], one, cache), ["token", "pos", "cache"],
-                                  f"gpt2_decode_{tag}")
+    prefill_program = load(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
+    decode_program = load(Decode(model).eval(), (one[None], one, cache), ["token", "pos", "cache"],
+                          f"gpt2_decode_{tag}")
 
     def prefill(ids: np.ndarray, n: int) -> Any:
-        return prefill_session.run(None, {"idx": ids, "length": np.array([n], np.int64)})
+        return run(prefill_program, {"idx": ids, "length": np.array([n], np.int64)})
 
     def decode(token: Any, pos: int, cache: Any) -> Any:
-        return decode_session.run(None, {"token": token, "pos": np.array([pos], np.int64), "cache": cache})
+        return run(decode_program, {"token": token, "pos": np.array([pos], np.int64), "cache": cache})
 
     return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
+
+
+def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    return exported_generate(state, config, prompt_len, cache_len, onnx_session,
+                             lambda session, inputs: session.run(None, inputs))
+
+
+def openvino_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
+    return exported_generate(state, config, prompt_len, cache_len, openvino_model, openvino_run)
 
 
 def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
@@ -185,8 +207,10 @@ def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: in
 
 
 NEW_TOKENS = 64
-FORWARD = {"tripy": tripy_forward, "pytorch": torch_forward, "onnxruntime": ort_forward, "jax.jit": jax_forward}
-GENERATE = {"tripy": tripy_generate, "pytorch": torch_generate, "onnxruntime": ort_generate, "jax.jit": jax_generate}
+FORWARD = {"tripy": tripy_forward, "pytorch": torch_forward, "onnxruntime": ort_forward, "openvino": openvino_forward,
+           "jax.jit": jax_forward}
+GENERATE = {"tripy": tripy_generate, "pytorch": torch_generate, "onnxruntime": ort_generate,
+            "openvino": openvino_generate, "jax.jit": jax_generate}
 
 
 def make_all(makers: Dict[str, Callable[..., Any]], *args: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the peers' environment for the benchmarks in benchmarks/peers/: a separate virtual environment
 # (plain pip, Python 3.10+) with tripy's workspace packages (editable) and the engines users would pick
-# instead: PyTorch (CPU wheel), ONNX Runtime (+ onnx for the export) and JAX.
+# instead: PyTorch (CPU wheel), ONNX Runtime (+ onnx for the export), OpenVINO (where it installs) and JAX.
 # PyTorch never enters uv.lock: from PyPI under uv it is a multi-GB CUDA build.
 #
 #   bash benchmarks/peers/setup.sh              # makes benchmarks/peers/.venv
@@ -26,9 +26,10 @@ pip="$venv/bin/pip"
 # (On a machine without a local CPU wheel, add --index-url https://download.pytorch.org/whl/cpu.)
 "$pip" install --quiet "torch==${TORCH_VERSION:-2.13.0}" || echo "setup.sh: torch did not install"
 "$pip" install --quiet onnxruntime onnx onnxscript || echo "setup.sh: onnxruntime/onnx/onnxscript did not install"
+"$pip" install --quiet openvino || echo "setup.sh: openvino did not install (optional: its columns show n/a)"
 "$venv/bin/python" - <<'PY'
 import importlib
-for name in ("tripy", "jax", "torch", "onnxruntime", "onnx", "safetensors"):
+for name in ("tripy", "jax", "torch", "onnxruntime", "onnx", "openvino", "safetensors"):
     try:
         m = importlib.import_module(name)
         print(f"{name:12s} {getattr(m, '__version__', '?')}")

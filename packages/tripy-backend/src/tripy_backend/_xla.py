@@ -94,15 +94,15 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
-    options.env_option_overrides = compile_option_overrides(platform, optimization_level)
+    options.env_option_overrides = compile_option_overrides(platform, optimization_level, module_bytes)
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
     return c.compile(module_bytes, options)  # older jaxlib
 
 
-def compile_option_overrides(platform: str, optimization_level: int = 3) -> list:
-    """XLA options tripy sets per compilation (not process-wide, unlike XLA_FLAGS); part of the
-    persistent cache's key.
+def compile_option_overrides(platform: str, optimization_level: int = 3, module_bytes: bytes = b"") -> list:
+    """XLA options tripy sets per compilation of `module_bytes` (not process-wide, unlike XLA_FLAGS); what
+    decides them is part of the persistent cache's key.
 
     On XLA:CPU tripy compiles for XLA's *classic* runtime (one compiled function per program; matrix
     products and convolutions rewritten to oneDNN calls; without excess precision) rather than the
@@ -113,13 +113,19 @@ def compile_option_overrides(platform: str, optimization_level: int = 3) -> list
     fast at -O2 as at -O3 and compile ~2x faster; small programs run ~3x faster on the classic runtime
     (less per-kernel dispatch). The classic runtime compiles on one thread, the thunk runtime in
     parallel, so on machines with many cores the thunk runtime compiles faster (in wall time).
-    ``TRIPY_XLA_CPU_RUNTIME=thunk`` compiles everything with XLA's defaults instead (``=classic``:
-    tripy's choice, the default). oneDNN is slower than Eigen on some matmul shapes (512x512x512:
-    ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work with the thunk runtime only (GPT-2: 512 ms).
+    ``TRIPY_XLA_CPU_RUNTIME=thunk`` compiles everything with XLA's defaults instead, ``=classic`` everything
+    for the classic runtime (the default, ``auto``: tripy's choice per program, below). oneDNN is slower
+    than Eigen on some matmul shapes (512x512x512: ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work
+    with the thunk runtime only (GPT-2: 512 ms).
+    Programs made of big matrix-vector products (a decoding step) compile for the thunk runtime, whose
+    Eigen products use all cores (see ``cpu_runtime``).
     """
-    import os
+    from tripy_backend import cpu_runtime
 
-    if platform != "cpu" or os.environ.get("TRIPY_XLA_CPU_RUNTIME", "classic") == "thunk":
+    runtime = cpu_runtime.requested()
+    if platform != "cpu" or runtime == "thunk":
+        return []
+    if runtime == "auto" and module_bytes and cpu_runtime.prefers_thunk_runtime(module_bytes):
         return []
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
@@ -263,7 +269,10 @@ def compiler_fingerprint(platform: str, index: int, optimization_level: int = 3)
     """Everything besides the program that decides what the compiler produces: jaxlib (XLA) version,
     the platform and device, the host CPU (XLA:CPU specializes code to the CPU's features), XLA_FLAGS
     and tripy's compile options."""
-    return f"{_host_fingerprint(platform, index)};options={compile_option_overrides(platform, optimization_level)}"
+    from tripy_backend import cpu_runtime
+
+    options = compile_option_overrides(platform, optimization_level)
+    return f"{_host_fingerprint(platform, index)};options={options};cpu_runtime={cpu_runtime.policy()}"
 
 
 @functools.lru_cache(maxsize=None)

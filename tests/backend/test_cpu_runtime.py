@@ -1,0 +1,58 @@
+"""Which XLA:CPU runtime a program compiles for (tripy_backend.cpu_runtime), and that both runtimes give the
+same numbers through the backend alone."""
+
+import numpy as np
+import pytest
+
+from tripy_backend import _xla, cpu_runtime
+
+
+def module(body: str, args: str, result: str) -> bytes:
+    return f"func.func @main({args}) -> {result} {{\n{body}\n}}".encode()
+
+
+def dot(lhs: str, rhs: str, out: str, lhs_contract: int = 1, rhs_contract: int = 0) -> bytes:
+    body = (f"  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [{lhs_contract}] x [{rhs_contract}] : "
+            f"(tensor<{lhs}xf32>, tensor<{rhs}xf32>) -> tensor<{out}xf32>\n  return %0 : tensor<{out}xf32>")
+    return module(body, f"%arg0: tensor<{lhs}xf32>, %arg1: tensor<{rhs}xf32>", f"tensor<{out}xf32>")
+
+
+@pytest.mark.parametrize("program, thunk", [
+    (dot("2048x768", "768x1", "2048x1"), True),  # a weight times a column: a decoding step's product
+    (dot("1x768", "768x2048", "1x2048"), True),  # a row times a weight
+    (dot("64x768", "768x1", "64x1"), False),  # matrix-vector, but small: stays in the CPU's caches
+    (dot("16x768", "768x2048", "16x2048"), False),  # matrix-matrix: oneDNN GEMM on the classic runtime
+    (module("  return %arg0 : tensor<4xf32>", "%arg0: tensor<4xf32>", "tensor<4xf32>"), False),  # no product
+])
+def test_thunk_runtime_for_big_matrix_vector_products_only(program, thunk):
+    assert cpu_runtime.prefers_thunk_runtime(program) is thunk
+
+
+def test_one_matrix_matrix_product_keeps_the_classic_runtime():
+    body = ("  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : "
+            "(tensor<4096x768xf32>, tensor<768x1xf32>) -> tensor<4096x1xf32>\n"
+            "  %1 = stablehlo.dot_general %arg0, %arg2, contracting_dims = [1] x [0] : "
+            "(tensor<4096x768xf32>, tensor<768x8xf32>) -> tensor<4096x8xf32>\n"
+            "  return %1 : tensor<4096x8xf32>")
+    program = module(body, "%arg0: tensor<4096x768xf32>, %arg1: tensor<768x1xf32>, %arg2: tensor<768x8xf32>",
+                     "tensor<4096x8xf32>")
+    assert not cpu_runtime.prefers_thunk_runtime(program)
+
+
+@pytest.mark.parametrize("runtime, classic", [("auto", False), ("classic", True), ("thunk", False)])
+def test_environment_variable_overrides_the_choice(monkeypatch, runtime, classic):
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", runtime)
+    options = _xla.compile_option_overrides("cpu", 3, dot("2048x768", "768x1", "2048x1"))
+    assert (("xla_cpu_use_thunk_runtime", False) in options) is classic
+    assert runtime in _xla.compiler_fingerprint("cpu", 0)  # a forced runtime never loads another's cache entries
+
+
+@pytest.mark.parametrize("runtime", ["auto", "classic"])
+def test_matrix_vector_program_runs_the_same_on_both_runtimes(monkeypatch, runtime):
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", runtime)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((2048, 768)).astype(np.float32)
+    x = rng.standard_normal((768, 1)).astype(np.float32)
+    exe = _xla.compile(_xla.refine_shapes(dot("2048x768", "768x1", "2048x1")), "cpu", 0)
+    out = _xla.execute(exe, [_xla.to_device(w, "cpu", 0), _xla.to_device(x, "cpu", 0)])
+    np.testing.assert_allclose(np.asarray(out[0]), w @ x, rtol=1e-4, atol=1e-4)
