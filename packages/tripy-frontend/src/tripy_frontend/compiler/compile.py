@@ -15,6 +15,7 @@ from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.executable import Executable
+from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
 from tripy_frontend.compiler.tracing import tracing
@@ -93,6 +94,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     with tracing(fname):
         result = func(*call_args, **call_kwargs)
     outputs, returns_tuple = _outputs_of(result, fname, where)
+    hoist_constants([o.trace_tensor for o in outputs])
     trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
     _, module = lower(trace)
     constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]

@@ -1,0 +1,60 @@
+"""tp.compile evaluates work on baked-in data once (compiler/hoisting.py): what is hoisted, what is not,
+and that results stay right."""
+
+import io
+
+import numpy as np
+
+import tripy as tp
+from tripy_frontend.compiler.hoisting import constant_frontier
+
+RNG = np.random.default_rng(0)
+
+
+
+
+def test_transposed_weight_is_hoisted_and_broadcast_constants_are_not():
+    w = tp.Tensor(RNG.standard_normal((64, 128)).astype(np.float32))
+    seen = {}
+
+    def f(x):
+        y = x @ tp.transpose(w, 0, 1) + tp.ones((1, 64))  # transpose(w): hoisted; ones: stays a constant
+        seen["frontier"] = [(tuple(t.shape), type(t.producer).__name__) for t in constant_frontier([y.trace_tensor])]
+        return y
+
+    tp.compile(f, args=[tp.InputInfo((3, 128), tp.float32)])
+    assert seen["frontier"] == [((128, 64), "Permute")]
+
+
+def test_small_constants_stay_in_the_program():
+    w = tp.Tensor(np.ones((4, 4), np.float32))  # 16 elements: below MIN_ELEMENTS
+    seen = {}
+
+    def f(x):
+        y = x @ tp.transpose(w, 0, 1)
+        seen["frontier"] = constant_frontier([y.trace_tensor])
+        return y
+
+    tp.compile(f, args=[tp.InputInfo((2, 4), tp.float32)])
+    assert seen["frontier"] == []
+
+
+def test_compiled_linear_with_hoisted_weight_matches_numpy_and_says_so():
+    layer = tp.Linear(128, 96)
+    weight = RNG.standard_normal((96, 128)).astype(np.float32)
+    bias = RNG.standard_normal((96,)).astype(np.float32)
+    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
+    old_stream = tp.logger.stream
+    tp.logger.stream = io.StringIO()
+    try:
+        with tp.logger.use_verbosity("compile"):
+            exe = tp.compile(layer, args=[tp.InputInfo(((1, 2, 8), 128), tp.float32)])
+        log = tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = old_stream
+    assert "evaluated 1 results of baked-in data once (12288 elements)" in log
+    for n in (1, 3, 8):
+        x = RNG.standard_normal((n, 128)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, atol=1e-4)
+    # the module's own weight is untouched (hoisting evaluates a new tensor, not the parameter)
+    assert np.array_equal(np.from_dlpack(layer.weight), weight)
