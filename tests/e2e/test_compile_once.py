@@ -220,3 +220,11 @@ def test_slices_of_a_dynamic_input_by_run_time_sizes():
         x = np.arange(m, dtype=np.float32)
         assert np.array_equal(np.asarray(window(tp.Tensor(x), n)), x[1:n + 1]), (m, n)
     assert tripy_backend.compilation_count() == before
+
+
+def test_an_empty_input_next_to_padded_dims_does_not_crash():
+    # Found by the differential fuzz: XLA's dynamic padder divided by a size of 0 (SIGFPE in tp.compile).
+    exe = tp.compile(lambda a: tp.reshape(a, (0, 2, 0)),
+                     args=[tp.InputInfo(((0, 0, 2), (1, 2, 4), (2, 3, 5), (0, 0, 2)), tp.float32)])
+    for shape in [(0, 2, 3, 0), (0, 1, 2, 0)]:
+        assert exe(tp.Tensor(np.zeros(shape, np.float32))).shape == (0, 2, 0)

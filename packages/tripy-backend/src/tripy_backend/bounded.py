@@ -52,9 +52,10 @@ class Unsupported(Exception):
 
 
 class SmallSize(Unsupported):
-    """A size computed at run time has a bound of 0 or 1 in this bucket, which covers several sizes: the
-    real size could be 0 where the bound is 1, and XLA takes no dynamic size-1 dims. This bucket's shapes
-    are compiled as they come; other buckets are not affected."""
+    """This bucket holds several shapes and a size in it has a bound of 0 or 1: a size computed at run time
+    could be 0 where the bound is 1 (XLA takes no dynamic size-1 dims), or an input is empty while others
+    are padded (XLA's dynamic padder divides by its sizes). This bucket's shapes are compiled as they
+    come; other buckets are not affected."""
 
 
 def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
@@ -68,6 +69,9 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
 
     from tripy_flatir.mlir_utils import context
 
+    if not exact and any(bucket[i][d] == 0 for i, d in dynamic_dims):
+        # An empty input next to padded dims: XLA's dynamic padder divides by sizes of 0 (SIGFPE).
+        raise SmallSize("an input is empty in this bucket while others are padded")
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
         fn = _main(module)

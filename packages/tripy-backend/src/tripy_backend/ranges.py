@@ -43,9 +43,10 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[
             kept = sorted({opt, hi}) if count >= 2 else [hi]
             break
         step *= 2
-    # A bound of 1 must hold size 1 only: XLA takes no dynamic size-1 dims, so a padded input of bound 1
-    # could not say that it is empty. Size 0 then gets its own bound (instead of 1 unless 1 is opt or hi).
-    if lo == 0 and 1 in kept:
+    # Size 0 always gets its own bound: a padded input of bound 1 could not say that it is empty (XLA takes
+    # no dynamic size-1 dims), and XLA's dynamic padder divides by real sizes (0 crashed it with SIGFPE).
+    # (Bound 1 is then dropped unless it is opt or hi: size 1 runs in the next bucket.)
+    if lo == 0:
         kept = sorted(({0} | set(kept)) - ({1} - {opt, hi}))
     return kept
 
