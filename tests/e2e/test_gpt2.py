@@ -129,8 +129,9 @@ def test_compiled_generation_matches_no_cache_path_without_compiling(model, weig
     cache_len = 24
     before = tripy_backend.compilation_count()
     prefill, decode = run_lib.compile_kv_programs(model, prompt_len, cache_len)
-    # prefill, decode, and one eager program for the transposed weights they share (see compiler/hoisting.py)
-    assert tripy_backend.compilation_count() - before == 3
+    # prefill and decode (and an eager program transposing the weights they share, unless an earlier test
+    # compiled it: see compiler/hoisting.py)
+    assert tripy_backend.compilation_count() - before in (2, 3)
     before = tripy_backend.compilation_count()
     tokens, first, total = run_lib.generate_with_cache(prefill, decode, prompt, new, prompt_len)
     assert tripy_backend.compilation_count() == before and 0 < first <= total

@@ -52,9 +52,26 @@ def test_compiled_linear_with_hoisted_weight_matches_numpy_and_says_so():
         log = tp.logger.stream.getvalue()
     finally:
         tp.logger.stream = old_stream
-    assert "evaluated 1 results of baked-in data once (12288 elements)" in log
+    assert "evaluated 1 results of baked-in data once, reused 0 (12288 elements)" in log
     for n in (1, 3, 8):
         x = RNG.standard_normal((n, 128)).astype(np.float32)
         assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, atol=1e-4)
     # the module's own weight is untouched (hoisting evaluates a new tensor, not the parameter)
     assert np.array_equal(np.from_dlpack(layer.weight), weight)
+
+
+def test_two_executables_of_the_same_weights_share_the_hoisted_result():
+    layer = tp.Linear(128, 64)
+    layer.initialize_dummy_parameters()
+    seen = []
+
+    def f(x):
+        y = layer(x)
+        seen.append(y.trace_tensor)
+        return y
+
+    a = tp.compile(f, args=[tp.InputInfo((4, 128), tp.float32)])
+    b = tp.compile(f, args=[tp.InputInfo((8, 128), tp.float32)])
+    assert a._constants[0] is b._constants[0]  # one transposed copy of the weight, not two
+    x = RNG.standard_normal((4, 128)).astype(np.float32)
+    assert np.allclose(np.from_dlpack(a(tp.Tensor(x))), np.from_dlpack(b(tp.Tensor(np.concatenate([x, x]))))[:4])

@@ -16,12 +16,13 @@ weight does in other runtimes.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Sequence
+import weakref
+from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
-from tripy_trace.trace import topological_order
+from tripy_trace.trace import signature, topological_order
 
 # Stored data smaller than this (elements) is not worth an argument of its own: scalars, shape values.
 MIN_ELEMENTS = 4096
@@ -36,16 +37,40 @@ class _Evaluable:
         self.trace_tensor = tensor
 
 
+# (structural key of a hoisted result's graph, ids of the buffers it reads) -> (weak references to those
+# buffers, weak reference to the result's buffer): executables compiled from the same weights (a prefill
+# and a decode program) share one transposed copy instead of holding one each.
+_DONE: Dict[tuple, Tuple[Tuple["weakref.ref[Any]", ...], "weakref.ref[Any]"]] = {}
+
+
 def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
     """Evaluate the parts of the graph behind `outputs` that depend on stored data only and that the rest
     of it reads (see the module docstring); each becomes stored data in place."""
+    from tripy_frontend import results
     from tripy_frontend.eager import evaluate
 
     hoisted = constant_frontier(outputs)
+    todo = []
+    for t in hoisted:
+        key, sources = signature([t])
+        buffers = [s.producer.data for s in sources]  # type: ignore[union-attr]
+        done_key = (key, tuple(map(id, buffers)))
+        done = _DONE.get(done_key)
+        result = done[1]() if done and all(r() is b for r, b in zip(done[0], buffers)) else None
+        if result is not None:
+            results.store([t], [result])
+        else:
+            todo.append((t, done_key, buffers))
+    if todo:
+        evaluate([_Evaluable(t) for t, _, _ in todo])
+        for t, done_key, buffers in todo:
+            _DONE[done_key] = (tuple(weakref.ref(b) for b in buffers), weakref.ref(t.producer.data))  # type: ignore[union-attr]
+        for k in [k for k, (sources, result) in _DONE.items() if result() is None or any(r() is None for r in sources)]:
+            del _DONE[k]
     if hoisted:
-        evaluate([_Evaluable(t) for t in hoisted])
-        logger.log(lambda: f"[compile] evaluated {len(hoisted)} results of baked-in data once "
-                           f"({sum(_elements(t) for t in hoisted)} elements), passed as arguments", "compile")
+        logger.log(lambda: f"[compile] evaluated {len(todo)} results of baked-in data once, reused "
+                           f"{len(hoisted) - len(todo)} ({sum(_elements(t) for t in hoisted)} elements), passed as "
+                           "arguments", "compile")
 
 
 def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
