@@ -12,7 +12,8 @@ from tripy_flatir.ops.base import BaseFlatIROp
 @dataclasses.dataclass(repr=False, eq=False)
 class ConvolutionOp(BaseFlatIROp):
     """stablehlo.convolution in channels-first layout: inputs are (lhs ``[N, C, *spatial]``, rhs
-    ``[O, C / feature_group_count, *kernel]``); the result is ``[N, O, *out_spatial]``.
+    ``[O, C / feature_group_count, *kernel]``, or ``[*kernel, C / feature_group_count, O]`` with
+    `kernel_last`); the result is ``[N, O, *out_spatial]``.
 
     `padding` holds one (low, high) pair per spatial dim (negative values crop); `lhs_dilation` inserts
     zeros between input elements (a transposed convolution), `rhs_dilation` between kernel elements.
@@ -25,13 +26,16 @@ class ConvolutionOp(BaseFlatIROp):
     rhs_dilation: List[int]
     feature_group_count: int
     window_reversal: Optional[List[bool]] = None
+    kernel_last: bool = False
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         n = len(self.window_strides)
         spatial = list(range(2, 2 + n))
+        k_out, k_in, k_spatial = (n + 1, n, list(range(n))) if self.kernel_last else (0, 1, spatial)
         numbers = stablehlo.ConvDimensionNumbers.get(
             input_batch_dimension=0, input_feature_dimension=1, input_spatial_dimensions=spatial,
-            kernel_output_feature_dimension=0, kernel_input_feature_dimension=1, kernel_spatial_dimensions=spatial,
+            kernel_output_feature_dimension=k_out, kernel_input_feature_dimension=k_in,
+            kernel_spatial_dimensions=k_spatial,
             output_batch_dimension=0, output_feature_dimension=1, output_spatial_dimensions=spatial)
         i64 = ir.IntegerType.get_signless(64)
         padding = ir.DenseElementsAttr.get(np.asarray(self.padding, dtype=np.int64).reshape(n, 2),

@@ -55,6 +55,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
                 lhs_dilation: Optional[Sequence[int]] = None, flip_kernel: bool = False) -> Tensor:
     """Cross-correlation of ``input [N, C, *spatial]`` with ``weight [O, C / groups, *kernel]`` plus
     ``bias [O]``. `lhs_dilation` inserts zeros between input elements (for transposed convolutions)."""
+    from tripy_frontend.ops.permute import permute
     from tripy_frontend.ops.reshape import reshape
 
     n = len(stride)
@@ -70,10 +71,15 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
     if c >= 0 and c != in_channels:
         raise_error(f"{what} expects {in_channels} input channels (dim 1 of the input), but the input has shape "
                     f"{list(input.trace_tensor.shape)}.", _stack.capture(), [], [input.stack_info])
+    # The kernel as XLA:CPU's convolutions read it, [*kernel, C / groups, O]: in tp.compile the transpose is
+    # done once (compiler/hoisting.py) instead of on every call inside the program (ResNet-18: 20 weights).
+    kernel_last = weight.trace_tensor.rank == n + 2
+    if kernel_last:
+        weight = permute(weight, tuple(range(2, n + 2)) + (1, 0))
     out = Tensor._from_op(Convolution, [input, weight], stride=tuple(stride),
                           padding=tuple((int(p[0]), int(p[1])) for p in padding),
                           lhs_dilation=tuple(lhs_dilation or (1,) * n), rhs_dilation=tuple(dilation), groups=groups,
-                          flip_kernel=flip_kernel)
+                          flip_kernel=flip_kernel, kernel_last=kernel_last)
     if bias is not None:
         out = out + reshape(bias, (1, -1) + (1,) * n)
     return out

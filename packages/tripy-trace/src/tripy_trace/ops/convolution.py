@@ -16,7 +16,8 @@ from tripy_trace.ops.base import BaseTraceOp
 
 @dataclasses.dataclass(repr=False, eq=False)
 class Convolution(BaseTraceOp):
-    """inputs: (input ``[N, C, *spatial]``, weight ``[O, C / groups, *kernel]``)."""
+    """inputs: (input ``[N, C, *spatial]``, weight ``[O, C / groups, *kernel]``, or
+    ``[*kernel, C / groups, O]`` with `kernel_last`: the layout XLA:CPU's convolutions read)."""
 
     stride: Tuple[int, ...]
     padding: Tuple[Tuple[int, int], ...]
@@ -24,6 +25,7 @@ class Convolution(BaseTraceOp):
     rhs_dilation: Tuple[int, ...]
     groups: int
     flip_kernel: bool = False
+    kernel_last: bool = False
     display_name = "convolution"
 
     def infer_shapes(self) -> None:
@@ -34,7 +36,9 @@ class Convolution(BaseTraceOp):
                              f"got an input of shape {list(x.shape)} and a weight of shape {list(w.shape)}.",
                              ["The input is laid out as [N, C, *spatial], the weight as [out_channels, "
                               "in_channels / groups, *kernel_dims]."])
-        c_in, c_per_group, c_out = x.shape[1], w.shape[1], w.shape[0]
+        c_in = x.shape[1]
+        c_per_group, c_out = (w.shape[n], w.shape[n + 1]) if self.kernel_last else (w.shape[1], w.shape[0])
+        kernel = w.shape[:n] if self.kernel_last else w.shape[2:]
         if DYNAMIC not in (c_in, c_per_group) and c_in != c_per_group * self.groups:
             self.raise_error(f"The input has {c_in} channels (shape {list(x.shape)}), but the weight (shape "
                              f"{list(w.shape)}) with groups={self.groups} expects {c_per_group * self.groups}.",
@@ -43,7 +47,7 @@ class Convolution(BaseTraceOp):
             self.raise_error(f"The number of output channels ({c_out}) is not divisible by groups={self.groups}.")
         spatial = []
         for i in range(n):
-            k = w.shape[2 + i]
+            k = kernel[i]
             size = x.shape[2 + i] if k != DYNAMIC else DYNAMIC
             out = output_size(size, k, self.stride[i], self.padding[i], self.lhs_dilation[i], self.rhs_dilation[i])
             if size != DYNAMIC and out <= 0:
@@ -58,4 +62,5 @@ class Convolution(BaseTraceOp):
         ConvolutionOp.build(inputs, outputs, window_strides=list(self.stride), padding=[tuple(p) for p in self.padding],
                             lhs_dilation=list(self.lhs_dilation), rhs_dilation=list(self.rhs_dilation),
                             feature_group_count=self.groups,
-                            window_reversal=[True] * len(self.stride) if self.flip_kernel else None)
+                            window_reversal=[True] * len(self.stride) if self.flip_kernel else None,
+                            kernel_last=self.kernel_last)
