@@ -24,17 +24,9 @@ import numpy as np
 
 import tripy as tp
 import tripy_backend
+from _harness import median_time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "gpt2"))
-
-
-def per_call(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, opt: int, hi: int,
@@ -54,13 +46,13 @@ def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, 
         exact = tp.compile(func, args=[info(n)])
         x = tp.Tensor(make_input(n))
         before = tripy_backend.compilation_count()
-        first = per_call(lambda: ranged(x).eval(), 1)
+        first = median_time(lambda: ranged(x).eval(), 1)
         compiled_in_calls += tripy_backend.compilation_count() - before
         exact(x).eval()
         r = e = 0.0
         for _ in range(3):  # interleaved
-            r += per_call(lambda: ranged(x).eval(), repeats)
-            e += per_call(lambda: exact(x).eval(), repeats)
+            r += median_time(lambda: ranged(x).eval(), repeats)
+            e += median_time(lambda: exact(x).eval(), repeats)
         ratios.append((r / e, n, r / 3, e / 3))
         first_calls.append((first / (r / 3), n))
     geomean = math.exp(sum(math.log(r) for r, _, _, _ in ratios) / len(ratios))
