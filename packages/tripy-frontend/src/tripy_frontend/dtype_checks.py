@@ -44,33 +44,34 @@ def general_check(entries: List[Entry], what: str, variables: Variables, excepti
             dt = dtype_of(v)
             if dt is None:
                 continue
-            if allowed is not None and dt not in allowed:
-                _unsupported(what, f"'{pname}'", dt, variables[var], v)
             if is_shared or exceptions:
-                if bound is None:
-                    bound = {}
-                first = bound.get(var)
-                if first is None:
-                    bound[var] = (dt, pname, -1, v)
-                elif first[0] is not dt:
-                    _mismatch(what, _labelled(first), _labelled((dt, pname, -1, v)))
+                bound = bind(bound, var, allowed, (dt, pname, -1, v))
+            elif allowed is not None and dt not in allowed:
+                _unsupported(what, f"'{pname}'", dt, variables[var], v)
         if exceptions and bound:
             _check_exceptions(what, exceptions, {var: _labelled(b) for var, b in bound.items()})
 
     def bind_sequence(pname: str, seq: Any, var: str, allowed: Optional[frozenset],
                       bound: Optional[Dict[str, Binding]]) -> Dict[str, Binding]:
         bound = {} if bound is None else bound
-        first = bound.get(var)
         for i, item in enumerate(seq):
             dt = dtype_of(item)
-            if dt is None:
-                continue
-            if allowed is not None and dt not in allowed:
-                _unsupported(what, f"'{pname}[{i}]'", dt, variables[var], item)
-            if first is None:
-                first = bound[var] = (dt, pname, i, item)
-            elif first[0] is not dt:
-                _mismatch(what, _labelled(first), _labelled((dt, pname, i, item)))
+            if dt is not None:
+                bind(bound, var, allowed, (dt, pname, i, item))
+        return bound
+
+    def bind(bound: Optional[Dict[str, Binding]], var: str, allowed: Optional[frozenset],
+             binding: Binding) -> Dict[str, Binding]:
+        """Check one value's dtype against the allowed ones and the first value bound to `var`."""
+        dt, pname, i, value = binding
+        if allowed is not None and dt not in allowed:
+            _unsupported(what, f"'{pname}'" if i < 0 else f"'{pname}[{i}]'", dt, variables[var], value)
+        bound = {} if bound is None else bound
+        first = bound.get(var)
+        if first is None:
+            bound[var] = binding
+        elif first[0] is not dt:
+            _mismatch(what, _labelled(first), _labelled(binding))
         return bound
 
     return check

@@ -95,4 +95,4 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
 
 
 def _elements(t: TraceTensor) -> int:
-    return math.prod(t.shape) if all(d >= 0 for d in t.shape) else 0
+    return math.prod(t.shape) if t.is_static else 0
