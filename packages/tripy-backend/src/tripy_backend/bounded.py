@@ -23,7 +23,6 @@ raise `Unsupported`; the caller then compiles each shape as it comes.
 
 from __future__ import annotations
 
-import io
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
@@ -67,7 +66,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     of 0 or 1 and the bucket is not exact."""
     from jax.extend.mlir import ir
 
-    from tripy_flatir.mlir_utils import context
+    from tripy_flatir.mlir_utils import bytecode, context
 
     if not exact and any(bucket[i][d] == 0 for i, d in dynamic_dims):
         # An empty input next to padded dims: XLA's dynamic padder divides by sizes of 0 (SIGFPE).
@@ -81,7 +80,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
             arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
         _match_marker_types(fn)
         _set_function_type(fn)
-        refined = _xla.refine_shapes(_bytecode(module))
+        refined = _xla.refine_shapes(bytecode(module))
     with context(), ir.Location.unknown():
         module = ir.Module.parse(refined)
         fn = _main(module)
@@ -90,7 +89,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
         _return_output_sizes(fn, out_dims)
         _set_function_type(fn)
         module.operation.verify()
-        return _bytecode(module), out_dims
+        return bytecode(module), out_dims
 
 
 # ---- step 1: run-time twins ----------------------------------------------------------------------------
@@ -258,12 +257,12 @@ def _return_output_sizes(fn: Any, out_dims: List[List[int]]) -> None:
 
 # ---- helpers ----------------------------------------------------------------------------------------
 def _main(module: Any) -> Any:
-    from jax.extend.mlir import ir
+    from tripy_flatir.mlir_utils import main_function
 
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op
-    raise Unsupported("the module has no main function")
+    fn = main_function(module)
+    if fn is None:
+        raise Unsupported("the module has no main function")
+    return fn
 
 
 def _set_function_type(fn: Any) -> None:
@@ -273,12 +272,6 @@ def _set_function_type(fn: Any) -> None:
     ret = list(block.operations)[-1]
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
                                                                           [v.type for v in ret.operands]))
-
-
-def _bytecode(module: Any) -> bytes:
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return buf.getvalue()
 
 
 def _bounded_type(t: Any, dim: int) -> Any:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any, Sequence, Tuple
 
 from tripy_flatir.device import device as Device
+from tripy_flatir.mlir_utils import bytecode
 from tripy_backend.program import Program
 
 
-def module_to_bytecode(module: Any) -> bytes:
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return buf.getvalue()
+module_to_bytecode = bytecode
 
 
 def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,

@@ -3,7 +3,6 @@ later versions of the compiler stack can still read, so saved executables outliv
 
 from __future__ import annotations
 
-import io
 from typing import Tuple
 
 from tripy_backend import _xla
@@ -31,7 +30,7 @@ def deserialize(artifact: bytes) -> bytes:
     """The module's bytecode from an artifact. Raises ValueError if it is not a valid artifact."""
     from jax.extend.mlir import ir
 
-    from tripy_flatir.mlir_utils import context
+    from tripy_flatir.mlir_utils import bytecode, context
 
     try:
         text = _xla.deserialize_portable_artifact(artifact)
@@ -43,6 +42,4 @@ def deserialize(artifact: bytes) -> bytes:
             module.operation.verify()
         except Exception as e:
             raise ValueError(f"the program does not verify: {e}") from None
-        buf = io.BytesIO()
-        module.operation.write_bytecode(buf)
-    return buf.getvalue()
+        return bytecode(module)

@@ -17,7 +17,6 @@ them as well as one built in this process.
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 import warnings
@@ -188,12 +187,11 @@ def _with_input_shapes(module_bytes: bytes, shapes: Shapes, headline: str) -> by
     reported here, against the user's code."""
     from jax.extend.mlir import ir
 
-    from tripy_flatir.mlir_utils import context
+    from tripy_flatir.mlir_utils import bytecode, context, main_function
 
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
-        fn = next(op for op in module.body.operations if op.operation.name == "func.func" and
-                  ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        fn = main_function(module)
         block = fn.regions[0].blocks[0]
         new_types = []
         for arg, shape in zip(block.arguments, shapes):
@@ -211,6 +209,4 @@ def _with_input_shapes(module_bytes: bytes, shapes: Shapes, headline: str) -> by
             raise TripyException(locations.report(headline, [f"({locations.describe(d.location)}) {d.message}"
                                                              for d in diagnostics],
                                                   [str(d.location) for d in diagnostics])) from None
-        buf = io.BytesIO()
-        module.operation.write_bytecode(buf)
-    return buf.getvalue()
+        return bytecode(module)

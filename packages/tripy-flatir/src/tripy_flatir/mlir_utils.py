@@ -34,6 +34,23 @@ def context() -> ir.Context:
     return ctx
 
 
+def bytecode(module: Any) -> bytes:
+    """The module (an ``ir.Module``) as MLIR bytecode."""
+    import io
+
+    buf = io.BytesIO()
+    module.operation.write_bytecode(buf)
+    return buf.getvalue()
+
+
+def main_function(module: Any) -> Any:
+    """The module's ``main`` ``func.func`` op, or None if it has none."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    return None
+
+
 def tensor_type(shape: Any, dtype: DType) -> ir.RankedTensorType:
     dims = [ir.ShapedType.get_dynamic_size() if d < 0 else int(d) for d in shape]
     return ir.RankedTensorType.get(dims, dtype.mlir_type())

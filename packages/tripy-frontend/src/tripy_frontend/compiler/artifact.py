@@ -232,14 +232,11 @@ def check_signature(module_bytes: bytes, contents: Contents) -> None:
     """Check the program's main function against the header's signature. Raises FormatError."""
     from jax.extend.mlir import ir
 
-    from tripy_flatir.mlir_utils import context, tensor_type
+    from tripy_flatir.mlir_utils import context, main_function, tensor_type
 
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
-        main = None
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-                main = op
+        main = main_function(module)
         if main is None:
             raise FormatError("the program has no 'main' function")
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
