@@ -16,8 +16,25 @@ import pytest
 
 import tripy as tp
 import tripy_backend
+from tripy_backend import ranges
 
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def bounded_programs_only(request, monkeypatch):
+    """Most tests here are about bounded programs, which a cheap program would mostly not use: it gets a static
+    program for each of the sizes nearest opt (``ranges.EXACT_SIZES``). They run without those; tests that
+    take `plan` run both ways."""
+    if "plan" not in request.fixturenames:
+        monkeypatch.setattr(ranges, "EXACT_SIZES", 0)
+
+
+@pytest.fixture(params=["bounded only", "exact sizes"])
+def plan(request, monkeypatch):
+    if request.param == "bounded only":
+        monkeypatch.setattr(ranges, "EXACT_SIZES", 0)
+    return request.param
 
 
 def erf(x):
@@ -67,7 +84,7 @@ def mlp():
     return m, weights
 
 
-def test_mlp_every_batch_size_without_compiling(mlp):
+def test_mlp_every_batch_size_without_compiling(mlp, plan):
     m, w = mlp
     exe = tp.compile(m, args=[tp.InputInfo(((1, 8, 64), 64), tp.float32)])
     before = tripy_backend.compilation_count()
@@ -79,7 +96,7 @@ def test_mlp_every_batch_size_without_compiling(mlp):
     assert tripy_backend.compilation_count() == before
 
 
-def test_attention_every_length_without_compiling():
+def test_attention_every_length_without_compiling(plan):
     exe = tp.compile(attention, args=[tp.InputInfo((1, (1, 32, 128), 16), tp.float32)])
     before = tripy_backend.compilation_count()
     for n in range(1, 129):
@@ -117,7 +134,7 @@ def _run_in_new_process(path, tmp_path):
     return x, proc
 
 
-def test_saved_mlp_runs_every_batch_size_in_a_new_process_without_compiling(mlp, tmp_path):
+def test_saved_mlp_runs_every_batch_size_in_a_new_process_without_compiling(mlp, plan, tmp_path):
     m, w = mlp
     exe = tp.compile(m, args=[tp.InputInfo(((1, 8, 64), 64), tp.float32)])
     path = tmp_path / "mlp.tpexe"
@@ -171,6 +188,31 @@ def test_compile_topic_logs_each_compilation():
                for line in buckets)
     # Each program's first run (one-time set-up costs) happens in tp.compile, not in a user's first call.
     assert sum("ran each bounded program once" in line for line in lines) == 1
+
+
+def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan):
+    exe, text = logged(lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)]))
+    exact = [line for line in text.splitlines() if "bucket" in line and " = " in line]
+    bounded = [line for line in text.splitlines() if "bucket" in line and " <= " in line]
+    if plan == "exact sizes":
+        assert "a cheap program (XLA's cost analysis)" in text
+        assert len(exact) == ranges.EXACT_SIZES  # 1..48 (opt 20: as near as the range's start allows)
+        assert len(bounded) == 2  # 64 and 100, the largest compiled first
+    else:
+        assert "a cheap program" not in text
+        assert len(exact) == 2 and len(bounded) == 7  # 1 and 2 are exact; 4, 8, 16, 20, 32, 64, 100
+    before = tripy_backend.compilation_count()
+    for n in (1, 2, 3, 20, 47, 48, 49, 64, 65, 100):
+        x = RNG.standard_normal((n, 3)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.exp(x) * 2.0, rtol=1e-6), n
+    assert tripy_backend.compilation_count() == before
+
+
+def test_a_program_that_computes_much_gets_bounded_programs_only():
+    w = tp.Tensor(RNG.standard_normal((1024, 1024)).astype(np.float32))
+    exe, text = logged(lambda: tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
+    assert "a cheap program" not in text  # 134 MFLOP at 64 rows
+    assert sum("bucket" in line for line in text.splitlines()) == 7  # 1, 2, 4, 8, 16, 32, 64
 
 
 def test_program_without_bounded_form_still_runs_every_shape():
@@ -228,3 +270,19 @@ def test_an_empty_input_next_to_padded_dims_does_not_crash():
                      args=[tp.InputInfo(((0, 0, 2), (1, 2, 4), (2, 3, 5), (0, 0, 2)), tp.float32)])
     for shape in [(0, 2, 3, 0), (0, 1, 2, 0)]:
         assert exe(tp.Tensor(np.zeros(shape, np.float32))).shape == (0, 2, 0)
+
+
+def test_a_padded_output_reads_the_same_every_way():
+    # A bounded program's dynamic output stays padded until a consumer needs a buffer of its own.
+    exe = tp.compile(lambda a: a * 2.0 + 1.0, args=[tp.InputInfo(((1, 4, 16), 3), tp.float32)])
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    y = x * 2.0 + 1.0
+    reads = [(np.asarray, y), (lambda t: np.array(t.tolist(), np.float32), y), (np.from_dlpack, y),
+             (lambda t: np.from_dlpack(t - 1.0), y - 1.0),  # an eager op on it
+             (lambda t: np.from_dlpack(exe(t)), y * 2.0 + 1.0)]  # the executable again (size 5: padded to 16)
+    for read, expected in reads:
+        out = exe(tp.Tensor(x))
+        assert out.shape == (5, 3)
+        got = read(out)
+        assert got.shape == (5, 3) and np.allclose(got, expected, rtol=1e-6)
+        assert np.allclose(np.asarray(out), y, rtol=1e-6)  # (still the same after the read)

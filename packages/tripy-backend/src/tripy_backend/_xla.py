@@ -90,7 +90,8 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     import jaxlib._jax as jx
 
     global compilations
-    compilations += 1
+    with _client_lock:
+        compilations += 1
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
@@ -98,6 +99,15 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
     return c.compile(module_bytes, options)  # older jaxlib
+
+
+def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
+    """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell)."""
+    try:
+        cost = executable.cost_analysis()
+        return float(cost.get("flops", max_flops)) < max_flops and float(cost.get("bytes accessed", max_bytes)) < max_bytes
+    except Exception:  # (a backend without a cost analysis)
+        return False
 
 
 def compile_option_overrides(platform: str, optimization_level: int = 3, module_bytes: bytes = b"") -> list:

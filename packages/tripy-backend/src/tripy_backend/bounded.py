@@ -58,17 +58,17 @@ class SmallSize(Unsupported):
 
 
 def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
-                 dynamic_dims: Sequence[Tuple[int, int]], exact: bool = False) -> Tuple[bytes, List[List[int]]]:
+                 dynamic_dims: Sequence[Tuple[int, int]]) -> Tuple[bytes, List[List[int]]]:
     """The bounded program for `bucket` (a static shape per argument: the bounds of its dynamic dims) and
     the dynamic dims of each output. `dynamic_dims` lists the (argument, dim) pairs that are dynamic, in
-    the order their real sizes are passed (as ``i32`` scalars after the arguments). `exact`: the bucket
-    holds one shape only (its bounds are the real sizes). Raises `SmallSize` if a computed size has a bound
-    of 0 or 1 and the bucket is not exact."""
+    the order their real sizes are passed (as ``i32`` scalars after the arguments). The bucket holds
+    several shapes (a bucket of one shape is an ordinary static program, see ``ranges``). Raises `SmallSize`
+    if a computed size has a bound of 0 or 1."""
     from jax.extend.mlir import ir
 
     from tripy_flatir.mlir_utils import bytecode, context
 
-    if not exact and any(bucket[i][d] == 0 for i, d in dynamic_dims):
+    if any(bucket[i][d] == 0 for i, d in dynamic_dims):
         # An empty input next to padded dims: XLA's dynamic padder divides by sizes of 0 (SIGFPE).
         raise SmallSize("an input is empty in this bucket while others are padded")
     with context(), ir.Location.unknown():
@@ -84,8 +84,8 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     with context(), ir.Location.unknown():
         module = ir.Module.parse(refined)
         fn = _main(module)
-        _lower_markers(fn, exact)
-        _set_input_sizes(fn, [] if exact else dynamic_dims, len(dynamic_dims))
+        _lower_markers(fn)
+        _set_input_sizes(fn, dynamic_dims, len(dynamic_dims))
         _return_output_sizes(fn, out_dims)
         _set_function_type(fn)
         module.operation.verify()
@@ -163,12 +163,12 @@ def _match_marker_types(fn: Any) -> None:
 
 
 # ---- step 3: markers to ops --------------------------------------------------------------------------
-def _lower_markers(fn: Any, exact: bool) -> None:
+def _lower_markers(fn: Any) -> None:
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
     def check_bounds(value: Any, dims: List[int]) -> None:
-        if not exact and any(ir.RankedTensorType(value.type).shape[d] <= 1 for d in dims):
+        if any(ir.RankedTensorType(value.type).shape[d] <= 1 for d in dims):
             raise SmallSize("a size computed at run time is bounded by 0 or 1 here")
 
     block = fn.regions[0].blocks[0]
@@ -179,14 +179,8 @@ def _lower_markers(fn: Any, exact: bool) -> None:
         if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == _DIM_MARKER:
             dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
             with after:
-                size = _static_size(op.operands[0], dim) if exact else _real_size(op.operands[0], dim)
+                size = _real_size(op.operands[0], dim)
             op.results[0].replace_all_uses_with(size)
-            op.operation.erase()
-        elif exact and name == "stablehlo.optimization_barrier" and (_SET_DIMS in op.attributes
-                                                                       or _SLICE in op.attributes):
-            # One shape only: the refined static value is the real one (no dynamic padder involved; it
-            # corrupts memory on some empty dynamic slices).
-            op.results[0].replace_all_uses_with(op.operands[0])
             op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))

@@ -127,7 +127,7 @@ class Program:
             warnings.warn(f"{self.name}: {reason}; compiling it again from its StableHLO.", stacklevel=2)
             ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
         try:
-            ranges.compile(self._compile, self.name)
+            ranges.compile(self._compile, self._specialized_module, self.name)
         except Exception as e:  # Unsupported, or a bounded program the compiler rejects
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             logger.log(f"[compile] {self.name}: no bounded programs ({reason}); each new input shape "
@@ -160,13 +160,17 @@ class Program:
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""
+        return self._compile(self._specialized_module(shapes),
+                             f"specialized for input shapes {[list(s) for s in shapes]} at call time")
+
+    def _specialized_module(self, shapes: Sequence[Tuple[int, ...]]) -> bytes:
+        """The module for the static input shapes `shapes` (bytecode, shapes refined)."""
         headline = f"The program cannot run on inputs of shapes {[list(s) for s in shapes]}"
         module = _with_input_shapes(self.module_bytes, shapes, headline)
         try:
-            refined = _xla.refine_shapes(module)
+            return _xla.refine_shapes(module)  # type: ignore[no-any-return]
         except Exception as e:
             raise _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [str(e)]) from None
-        return self._compile(refined, f"specialized for input shapes {[list(s) for s in shapes]} at call time")
 
     def _runtime_error(self, err: Exception) -> TripyException:
         return self._size_error("The program failed at run time", str(err))
@@ -181,7 +185,7 @@ def _error(headline: str, messages: Sequence[str]) -> TripyException:
     return TripyException(locations.report(headline, messages))
 
 
-def _with_input_shapes(module_bytes: bytes, shapes: Shapes, headline: str) -> bytes:
+def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], headline: str) -> bytes:
     """The module (bytecode) with its main function's arguments given the static shapes `shapes`,
     verified: inputs whose shapes the program cannot accept together (e.g. ``+`` of dims 2 and 4) are
     reported here, against the user's code."""

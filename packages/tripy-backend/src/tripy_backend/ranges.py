@@ -6,13 +6,22 @@ shape the user optimizes for runs unpadded) and ``max``. A bucket is one bound p
 bucket is compiled up front (`RangeProgram.compile`), and a call runs the smallest bucket that holds
 its shapes: inputs are padded to the bucket's shapes, the program is told their real sizes, and the
 outputs come back at their real sizes. No call inside the ranges compiles.
+
+A bucket that holds one shape only (its bounds are the real sizes) is an ordinary static program, the
+one a compile for exactly that shape gives. Padding an input costs a fixed ~30 us per call on the CPU
+(a copy on the host and a new buffer: XLA:CPU takes no dynamic-shaped arguments), which dominates a
+program that computes little: a *cheap* program (XLA's cost analysis of its largest bucket: under
+`CHEAP_FLOPS` and `CHEAP_BYTES`) also gets a static program for each of the `EXACT_SIZES` sizes
+nearest ``opt``.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,13 +35,19 @@ from tripy_backend.devices import compiler_name, platform
 # Dims: an int (static) or the name of a variable.
 Dim = Union[int, str]
 MAX_PROGRAMS = 16  # buckets per executable, over all variables
+# A cheap program: its largest bucket does less work than this (MLP 64-128-64 at batch 64: 2.1 MFLOP, 0.26 MB;
+# GPT-2 small at one token: ~250 MFLOP). Such a program gets static programs for EXACT_SIZES more shapes.
+CHEAP_FLOPS = 20e6
+CHEAP_BYTES = 8e6
+EXACT_SIZES = 48  # over all variables
 
 
-def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[int]:
+def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: int = 0) -> List[int]:
     """The bounds of one variable: powers of two in [lo, hi], `opt` and `hi`; at most `count` of them
-    (every other power of two dropped until they fit, then `opt`; `hi` is always kept). A bound of 1
-    serves size 1 only (a dim bounded by 1 is static to XLA: it cannot be told the size is 0), so a
-    range from 0 with a bound of 1 also gets a bound of 0 (one program more than `count`)."""
+    (every other power of two dropped until they fit, then `opt`; `hi` is always kept); and the `exact`
+    sizes nearest `opt` (each its own bucket). A bound of 1 serves size 1 only (a dim bounded by 1 is
+    static to XLA: it cannot be told the size is 0), so a range from 0 with a bound of 1 also gets a
+    bound of 0 (one program more than `count`)."""
     powers = [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) < hi]
     step = 1
     while True:
@@ -48,13 +63,18 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[
     # (Bound 1 is then dropped unless it is opt or hi: size 1 runs in the next bucket.)
     if lo == 0:
         kept = sorted(({0} | set(kept)) - ({1} - {opt, hi}))
+    if exact > 0:
+        start = max(lo, min(opt - exact // 2, hi - exact + 1))
+        kept = sorted(set(kept) | set(range(start, min(hi, start + exact - 1) + 1)))
     return kept
 
 
-def plan_buckets(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:
-    """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS."""
+def plan_buckets(variables: Dict[str, Tuple[int, int, int]], cheap: bool = False) -> Dict[str, List[int]]:
+    """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS, plus
+    about EXACT_SIZES exact ones for a `cheap` program."""
     per_var = max(1, int(MAX_PROGRAMS ** (1 / max(len(variables), 1)) + 1e-9))
-    return {name: bounds_for(*r, count=per_var) for name, r in variables.items()}
+    exact = int(EXACT_SIZES ** (1 / max(len(variables), 1)) + 1e-9) if cheap else 0
+    return {name: bounds_for(*r, count=per_var, exact=exact) for name, r in variables.items()}
 
 
 class RangeProgram:
@@ -70,12 +90,17 @@ class RangeProgram:
         self.device = device
         self.module_bytes = module_bytes
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
-        self.bounds = plan_buckets(self.variables)
         self.names = list(self.variables)
+        self._plan(cheap=False)
+        # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
+        self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
+        self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
+
+    def _plan(self, cheap: bool) -> None:
+        self.cheap = cheap
+        self.bounds = plan_buckets(self.variables, cheap)
         # size -> bound, per variable: a call finds its bucket with one list index per variable
         self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2]) for n in self.names}
-        self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
-        self._launchers: Dict[Tuple[Tuple[int, ...], ...], "BoundedLauncher"] = {}
 
     def buckets(self) -> List[Tuple[int, ...]]:
         return list(itertools.product(*(self.bounds[n] for n in self.names)))
@@ -93,29 +118,54 @@ class RangeProgram:
                 return False
         return True
 
-    def compile(self, compile_one: Callable[[bytes, str], Any], what: str) -> None:
-        """Compile every bucket (`what` names the program in the log). A bucket whose program would need
-        a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes compile as they come."""
-        buckets = self.buckets()
+    def compile(self, compile_one: Callable[[bytes, str], Any], specialize: Callable[[List[Tuple[int, ...]]], bytes],
+                what: str) -> None:
+        """Compile every bucket (`what` names the program in the log): `compile_one(module_bytes, why)`
+        compiles a static module, `specialize(shapes)` is the module for exactly `shapes`. The largest
+        bucket is compiled first; if it is cheap, the plan gains exact buckets. A bucket whose program
+        would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes compile
+        as they come."""
         start = time.perf_counter()
-        for k, bucket in enumerate(buckets):
-            try:
-                module, out_dims = bound_module(self.module_bytes, self.bucket_shapes(bucket), self.dynamic_dims,
-                                                self.exact(bucket))
-            except SmallSize as e:
-                if len(buckets) == 1:
-                    raise
-                logger.log(f"[compile] {what}: bucket {k + 1}/{len(buckets)} left out ({e}); its shapes compile "
-                           "at their first call", "compile")
-                continue
-            why = (f"bucket {k + 1}/{len(buckets)} of the declared range: "
-                   + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket)))
-            self.programs[bucket] = (compile_one(module, why), out_dims)
+        largest = tuple(self.bounds[n][-1] for n in self.names)
+        self._compile_bucket(largest, compile_one, specialize, what)
+        if EXACT_SIZES and largest in self.programs and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES):
+            self._plan(cheap=True)
+            if not self.exact(largest):
+                logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the "
+                           f"{EXACT_SIZES} shapes nearest opt gets a program of its own", "compile")
+            else:
+                del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
+        rest = [b for b in self.buckets() if b not in self.programs]
+        # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
+        # programs of a small MLP compile in ~1.0 s instead of ~1.6 s)
+        with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
+            for future in [pool.submit(self._compile_bucket, b, compile_one, specialize, what) for b in rest]:
+                future.result()
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
-        logger.log(lambda: f"[compile] {what}: {len(buckets)} bounded programs cover "
+        logger.log(lambda: f"[compile] {what}: {len(self.programs)} programs cover "
                    + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
                    + f" ({time.perf_counter() - start:.3f} s)", "compile")
+
+    def _compile_bucket(self, bucket: Tuple[int, ...], compile_one: Callable[[bytes, str], Any],
+                        specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str) -> None:
+        buckets = self.buckets()
+        where = f"bucket {buckets.index(bucket) + 1}/{len(buckets)} of the declared range: "
+        shapes = self.bucket_shapes(bucket)
+        if self.exact(bucket):
+            why = where + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
+            self.programs[bucket] = (compile_one(specialize(shapes), why), [])
+            return
+        try:
+            module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims)
+        except SmallSize as e:
+            if len(buckets) == 1:
+                raise
+            logger.log(f"[compile] {what}: {where.rstrip(': ')} left out ({e}); its shapes compile at their first "
+                       "call", "compile")
+            return
+        why = where + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
+        self.programs[bucket] = (compile_one(module, why), out_dims)
 
     # ---- saving the compiled code -----------------------------------------------------------------------
     def fingerprint(self, optimization_level: int) -> str:
@@ -128,9 +178,12 @@ class RangeProgram:
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
         """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
-        not cover this range's buckets."""
-        if not {tuple(b) for b, _, _ in saved} <= set(self.buckets()):
-            raise ValueError("the saved programs were made for other buckets")
+        not cover this range's buckets (those of an ordinary or of a cheap program)."""
+        saved_buckets = {tuple(b) for b, _, _ in saved}
+        if not saved_buckets <= set(self.buckets()):
+            self._plan(cheap=True)
+            if not saved_buckets <= set(self.buckets()):
+                raise ValueError("the saved programs were made for other buckets")
         for bucket, out_dims, data in saved:
             exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
             self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
@@ -149,14 +202,18 @@ class RangeProgram:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
         return tuple(self._bound_of[n][sizes[n]] for n in self.names)
 
-    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> "BoundedLauncher":
-        """The launcher for input shapes `shapes` (which must be in range)."""
+    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> Any:
+        """The launcher for input shapes `shapes` (which must be in range): an ``_xla.Launcher`` for an
+        exact bucket, else a ``BoundedLauncher``."""
         launcher = self._launchers.get(shapes)
         if launcher is None:
             bucket = self._bucket(shapes)
             exe, out_dims = self.programs[bucket]
-            launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
-                                       self.device, on_error)
+            if self.exact(bucket):
+                launcher = _xla.Launcher(exe, on_error)
+            else:
+                launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
+                                           self.device, on_error)
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
@@ -175,8 +232,8 @@ def _lookup(bounds: List[int], hi: int) -> List[int]:
 
 class BoundedLauncher:
     """Runs a bounded program on inputs of one shape signature: pads the inputs that are smaller than
-    the bucket, passes the real sizes, and cuts the outputs to their real shapes (learned on the first
-    run: the same on every run). Same interface as ``_xla.Launcher``."""
+    the bucket, passes the real sizes, and gives each dynamic output as a `Padded` of its real shape
+    (learned on the first run: the same on every run). Same interface as ``_xla.Launcher``."""
 
     def __init__(self, executable: Any, bucket_shapes: List[Tuple[int, ...]], shapes: Tuple[Tuple[int, ...], ...],
                  dynamic_dims: List[Tuple[int, int]], out_dims: List[List[int]], device: Device,
@@ -185,7 +242,9 @@ class BoundedLauncher:
         self.error_types = _xla.runtime_error_types()
         self.on_error = on_error
         self._platform, self._index = platform(device), device.index
-        self._pad = [(i, bucket_shapes[i]) for i in range(len(shapes)) if tuple(shapes[i]) != bucket_shapes[i]]
+        # (input, bucket shape, where its data goes in the padded buffer) for each input to pad
+        self._pad = [(i, bucket_shapes[i], tuple(slice(0, n) for n in shapes[i]))
+                     for i in range(len(shapes)) if tuple(shapes[i]) != bucket_shapes[i]]
         self._sizes = [_xla.to_device(np.int32(shapes[i][d]), self._platform, self._index) for i, d in dynamic_dims]
         self._num_outputs = len(out_dims)
         self._has_sizes = any(out_dims)
@@ -195,8 +254,11 @@ class BoundedLauncher:
 
     def _run(self, buffers: List[Any]) -> Any:
         args = list(buffers)
-        for i, bucket_shape in self._pad:
-            args[i] = _pad(args[i], bucket_shape, self._platform, self._index)
+        for i, bucket_shape, where in self._pad:
+            data = np.asarray(args[i])
+            padded = np.zeros(bucket_shape, dtype=data.dtype)
+            padded[where] = data
+            args[i] = _upload(padded, self._platform, self._index)
         return self._execute(args + self._sizes)
 
     def _finish(self, results: Any) -> List[Any]:
@@ -211,9 +273,7 @@ class BoundedLauncher:
                 shapes = [tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
                           for shape, dims in zip(shapes, self._out_dims)]
             self._out_shapes = shapes
-        # (a dynamic output's buffer has a dynamic shape even when it is full, which DLPack cannot export:
-        # always rewrapped)
-        return [_cut(o, s, self._platform, self._index) if dims else o
+        return [Padded(o, s, self._platform, self._index) if dims else o
                 for o, s, dims in zip(outputs, self._out_shapes, self._out_dims)]  # type: ignore[arg-type]
 
     def __call__(self, buffers: List[Any]) -> List[Any]:
@@ -226,18 +286,24 @@ class BoundedLauncher:
         return self._run, self._finish
 
 
-def _pad(buffer: Any, shape: Tuple[int, ...], platform_name: str, index: int) -> Any:
-    """`buffer`'s data at the start of each dim of a zero buffer of `shape` (the bucket)."""
-    data = np.asarray(buffer)
-    padded = np.zeros(shape, dtype=data.dtype)
-    padded[tuple(slice(0, n) for n in data.shape)] = data
-    return _upload(padded, platform_name, index)
+class Padded:
+    """A dynamic output of a bounded program: XLA writes it compactly at the start of its bucket-sized
+    `buffer`; `shape` is its real shape. Cut to a buffer of its own (a copy) only when a consumer needs
+    one; reading it into NumPy needs no cut. (A dynamic output's buffer keeps a dynamic shape even when it
+    is full, which DLPack cannot export: a consumer always gets the cut.)"""
 
+    __slots__ = ("buffer", "shape", "_platform", "_index")
 
-def _cut(buffer: Any, shape: Tuple[int, ...], platform_name: str, index: int) -> Any:
-    """A dynamic output: XLA writes it compactly at the start of the padded buffer."""
-    data = np.asarray(buffer).reshape(-1)[:math.prod(shape)].reshape(shape)
-    return _upload(data, platform_name, index)
+    def __init__(self, buffer: Any, shape: Tuple[int, ...], platform_name: str, index: int) -> None:
+        self.buffer = buffer
+        self.shape = shape
+        self._platform, self._index = platform_name, index
+
+    def to_numpy(self) -> np.ndarray:
+        return np.asarray(self.buffer).reshape(-1)[:math.prod(self.shape)].reshape(self.shape)
+
+    def cut(self) -> Any:
+        return _upload(self.to_numpy(), self._platform, self._index)
 
 
 def _upload(array: np.ndarray, platform_name: str, index: int) -> Any:

@@ -3,7 +3,8 @@
 Eager evaluation stores each result in the tensor that asked for it (``store``); a compiled call makes
 new tensors (``new_tensor``, which the generated fast path in ``compiler/fast_call.py`` calls too). Either
 way a result is a ``ResultStorage`` op (``tripy_trace.ops.storage``): stored data, held weakly by its
-tensor's producer link so that dropping the tensor frees the buffer at once.
+tensor's producer link so that dropping the tensor frees the buffer at once. A bounded program's dynamic
+output is a ``PaddedStorage``, cut to its real shape when first needed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Sequence, Tuple
 
 from tripy_flatir.tensor import DYNAMIC
-from tripy_trace.ops.storage import ResultStorage
+from tripy_backend.ranges import Padded
+from tripy_trace.ops.storage import PaddedStorage, ResultStorage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.tensor import Tensor
 
@@ -30,7 +32,10 @@ def store(outputs: Sequence[TraceTensor], buffers: Sequence[Any]) -> None:
 def new_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:
     """A compiled call: a new tensor holding `buffer`, created at the call `site` (a StackInfo)."""
     tt = TraceTensor(None, site, shape, dtype, device)
-    tt.producer = ResultStorage(tt, buffer, shape, dtype, device)
+    if buffer.__class__ is Padded:  # a bounded program's dynamic output: cut when first needed
+        tt.producer = PaddedStorage(tt, buffer, shape, dtype, device)
+    else:
+        tt.producer = ResultStorage(tt, buffer, shape, dtype, device)
     out = _new_tensor(Tensor)
     out.trace_tensor = tt
     return out  # type: ignore[no-any-return]

@@ -15,7 +15,7 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
-from tripy_trace.ops.storage import Storage
+from tripy_trace.ops.storage import PaddedStorage, Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.export import PUBLIC_API, public_api
 from tripy_frontend.strides import check_row_major
@@ -185,6 +185,12 @@ class Tensor:
     def _numpy(self) -> np.ndarray:
         from tripy_backend import memory
 
+        self.eval()
+        producer = self.trace_tensor.producer
+        if producer.__class__ is PaddedStorage:  # (read from the padded buffer: no cut needed)
+            array = producer.to_numpy()  # type: ignore[union-attr]
+            if array is not None:
+                return array  # type: ignore[no-any-return]
         return memory.to_numpy(self._buffer())
 
     def tolist(self) -> Any:

@@ -83,4 +83,36 @@ class ResultStorage(Storage):
         self.device = device
 
 
+_DATA = Storage.__dict__["data"]  # the slot that holds a Storage's buffer
+
+
+class PaddedStorage(ResultStorage):
+    """A ``ResultStorage`` whose buffer is a dynamic output of a bounded program, still padded to its bucket
+    (``tripy_backend.ranges.Padded``): ``data`` cuts it to its real shape on first use, so a result that
+    is only read into NumPy (``to_numpy``) or dropped is never copied."""
+
+    __slots__ = ("padded",)
+
+    def __init__(self, output: TraceTensor, padded: Any, shape: Tuple[int, ...], dtype: Any,
+                 device: Any) -> None:  # noqa: D107
+        self.inputs = []
+        self._out = _weak(output)
+        self.padded = padded
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+
+    @property  # type: ignore[override]
+    def data(self) -> Any:
+        padded = self.padded
+        if padded is not None:
+            _DATA.__set__(self, padded.cut())
+            self.padded = None
+        return _DATA.__get__(self)
+
+    def to_numpy(self) -> Any:
+        padded = self.padded
+        return padded.to_numpy() if padded is not None else None
+
+
 _weak = weakref.ref
