@@ -198,6 +198,8 @@ def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan):
         assert "a cheap program (XLA's cost analysis)" in text
         assert len(exact) == ranges.EXACT_SIZES  # 1..48 (opt 20: as near as the range's start allows)
         assert len(bounded) == 2  # 64 and 100, the largest compiled first
+        # The exact sizes' first calls take the fast path: tp.compile already ran them and checked their shapes.
+        assert ((1, 3),) in exe._runs and ((48, 3),) in exe._runs and ((49, 3),) not in exe._runs
     else:
         assert "a cheap program" not in text
         assert len(exact) == 2 and len(bounded) == 7  # 1 and 2 are exact; 4, 8, 16, 20, 32, 64, 100

@@ -228,12 +228,13 @@ class Launcher:
     ``finish(execute(buffers))`` equal to a run, for callers that generate code around them (they
     then catch ``error_types`` and raise ``on_error(e)`` themselves)."""
 
-    __slots__ = ("_execute", "_handlers", "_finish", "error_types", "on_error")
+    __slots__ = ("_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
 
     def __init__(self, executable: Any, on_error: Callable[[Exception], Exception]) -> None:
         self._execute = executable.execute_sharded
         self._handlers: List[Any] = []
         self._finish: Any = None
+        self.out_shapes: Tuple[Tuple[int, ...], ...] = ()  # known after the first run
         self.error_types = runtime_error_types()
         self.on_error = on_error
 
@@ -245,6 +246,7 @@ class Launcher:
         except self.error_types as e:
             raise self.on_error(e) from None
         self._handlers = [result_handler(o) for o in outputs]
+        self.out_shapes = tuple(tuple(o.shape) for o in outputs)
         self._finish = operator.methodcaller("consume_with_handlers", self._handlers)
         return outputs
 

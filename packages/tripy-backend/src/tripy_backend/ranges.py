@@ -95,6 +95,7 @@ class RangeProgram:
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
+        self._handlers: Dict[Tuple[int, ...], List[Any]] = {}  # each bounded bucket's result handlers
 
     def _plan(self, cheap: bool) -> None:
         self.cheap = cheap
@@ -202,6 +203,11 @@ class RangeProgram:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
         return tuple(self._bound_of[n][sizes[n]] for n in self.names)
 
+    def ready_launchers(self) -> List[Tuple[Tuple[Tuple[int, ...], ...], Any]]:
+        """(input shapes, launcher) of each exact bucket whose launcher has run (``Program.warm_up``)."""
+        return [(shapes, launcher) for shapes, launcher in self._launchers.items()
+                if isinstance(launcher, _xla.Launcher) and launcher.out_shapes]
+
     def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> Any:
         """The launcher for input shapes `shapes` (which must be in range): an ``_xla.Launcher`` for an
         exact bucket, else a ``BoundedLauncher``."""
@@ -213,7 +219,7 @@ class RangeProgram:
                 launcher = _xla.Launcher(exe, on_error)
             else:
                 launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
-                                           self.device, on_error)
+                                           self.device, on_error, self._handlers.setdefault(bucket, []))
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
@@ -237,7 +243,7 @@ class BoundedLauncher:
 
     def __init__(self, executable: Any, bucket_shapes: List[Tuple[int, ...]], shapes: Tuple[Tuple[int, ...], ...],
                  dynamic_dims: List[Tuple[int, int]], out_dims: List[List[int]], device: Device,
-                 on_error: Callable[[Exception], Exception]) -> None:
+                 on_error: Callable[[Exception], Exception], handlers: List[Any]) -> None:
         self._execute = executable.execute_sharded
         self.error_types = _xla.runtime_error_types()
         self.on_error = on_error
@@ -250,7 +256,9 @@ class BoundedLauncher:
         self._has_sizes = any(out_dims)
         self._out_dims = out_dims
         self._out_shapes: Optional[List[Tuple[int, ...]]] = None
-        self._handlers: Any = None  # after the first run: XLA's C++ result handlers, as _xla.Launcher
+        # XLA's C++ result handlers (as _xla.Launcher): the same for every shape of the bucket, so shared by
+        # its launchers; filled by the bucket's first run
+        self._handlers = handlers
 
     def _run(self, buffers: List[Any]) -> Any:
         args = list(buffers)
@@ -262,11 +270,14 @@ class BoundedLauncher:
         return self._execute(args + self._sizes)
 
     def _finish(self, results: Any) -> List[Any]:
-        if self._handlers is not None:
+        if self._out_shapes is not None:
             outputs = results.consume_with_handlers(self._handlers)
         else:  # the first run: learn the real output shapes (the same on every run)
-            outputs = [arrays[0] for arrays in results.disassemble_into_single_device_arrays()]
-            self._handlers = [_xla.result_handler(o) for o in outputs]
+            if self._handlers:
+                outputs = results.consume_with_handlers(self._handlers)
+            else:
+                outputs = [arrays[0] for arrays in results.disassemble_into_single_device_arrays()]
+                self._handlers[:] = [_xla.result_handler(o) for o in outputs]
             shapes = [tuple(o.shape) for o in outputs[:self._num_outputs]]
             if self._has_sizes:
                 sizes = iter(np.asarray(outputs[-1]).tolist())
