@@ -43,11 +43,11 @@ def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, 
     first_calls: List[Tuple[float, int]] = []  # (first call / later calls, size) of the range executable
     compiled_in_calls = 0
     for n in sizes:
-        exact = tp.compile(func, args=[info(n)])
         x = tp.Tensor(make_input(n))
         before = tripy_backend.compilation_count()
         first = median_time(lambda: ranged(x).eval(), 1)
         compiled_in_calls += tripy_backend.compilation_count() - before
+        exact = tp.compile(func, args=[info(n)])  # (after the first call: a compile leaves the CPU caches cold)
         exact(x).eval()
         r = e = 0.0
         for _ in range(3):  # interleaved

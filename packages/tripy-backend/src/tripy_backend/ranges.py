@@ -11,8 +11,8 @@ A bucket that holds one shape only (its bounds are the real sizes) is an ordinar
 one a compile for exactly that shape gives. Padding an input costs a fixed ~30 us per call on the CPU
 (a copy on the host and a new buffer: XLA:CPU takes no dynamic-shaped arguments), which dominates a
 program that computes little: a *cheap* program (XLA's cost analysis of its largest bucket: under
-`CHEAP_FLOPS` and `CHEAP_BYTES`) also gets a static program for each of the `EXACT_SIZES` sizes
-nearest ``opt``.
+`CHEAP_FLOPS` and `CHEAP_BYTES`) with one variable also gets a static program for each of the
+`EXACT_SIZES` sizes nearest ``opt``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ MAX_PROGRAMS = 16  # buckets per executable, over all variables
 # GPT-2 small at one token: ~250 MFLOP). Such a program gets static programs for EXACT_SIZES more shapes.
 CHEAP_FLOPS = 20e6
 CHEAP_BYTES = 8e6
-EXACT_SIZES = 48  # over all variables
+EXACT_SIZES = 48
 
 
 def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: int = 0) -> List[int]:
@@ -71,9 +71,11 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: i
 
 def plan_buckets(variables: Dict[str, Tuple[int, int, int]], cheap: bool = False) -> Dict[str, List[int]]:
     """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS, plus
-    about EXACT_SIZES exact ones for a `cheap` program."""
+    EXACT_SIZES exact ones for a `cheap` program of one variable. (With several variables, exact sizes of
+    one would multiply the others' bounds: 2 variables with 4 bounds and 6 exact sizes each would make 100
+    buckets, most of them bounded programs.)"""
     per_var = max(1, int(MAX_PROGRAMS ** (1 / max(len(variables), 1)) + 1e-9))
-    exact = int(EXACT_SIZES ** (1 / max(len(variables), 1)) + 1e-9) if cheap else 0
+    exact = EXACT_SIZES if cheap and len(variables) == 1 else 0
     return {name: bounds_for(*r, count=per_var, exact=exact) for name, r in variables.items()}
 
 
@@ -129,12 +131,13 @@ class RangeProgram:
         start = time.perf_counter()
         largest = tuple(self.bounds[n][-1] for n in self.names)
         self._compile_bucket(largest, compile_one, specialize, what)
-        if EXACT_SIZES and largest in self.programs and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES):
+        cheap = (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
+                 and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES))
+        if cheap:
             self._plan(cheap=True)
-            if not self.exact(largest):
-                logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the "
-                           f"{EXACT_SIZES} shapes nearest opt gets a program of its own", "compile")
-            else:
+            logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
+                       "shapes nearest opt gets a program of its own", "compile")
+            if self.exact(largest):
                 del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
         rest = [b for b in self.buckets() if b not in self.programs]
         # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
