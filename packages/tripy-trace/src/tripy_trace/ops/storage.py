@@ -95,12 +95,8 @@ class PaddedStorage(ResultStorage):
 
     def __init__(self, output: TraceTensor, padded: Any, shape: Tuple[int, ...], dtype: Any,
                  device: Any) -> None:  # noqa: D107
-        self.inputs = []
-        self._out = _weak(output)
+        super().__init__(output, None, shape, dtype, device)
         self.padded = padded
-        self.shape = shape
-        self.dtype = dtype
-        self.device = device
 
     @property  # type: ignore[override]
     def data(self) -> Any:
@@ -109,6 +105,11 @@ class PaddedStorage(ResultStorage):
             _DATA.__set__(self, padded.cut())
             self.padded = None
         return _DATA.__get__(self)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        _DATA.__set__(self, value)
+        self.padded = None
 
     def to_numpy(self) -> Any:
         padded = self.padded
