@@ -191,7 +191,7 @@ class Tensor:
             array = producer.to_numpy()  # type: ignore[union-attr]
             if array is not None:
                 return array  # type: ignore[no-any-return]
-        return memory.to_numpy(self._buffer())
+        return memory.to_numpy(producer.data)  # type: ignore[union-attr]
 
     def tolist(self) -> Any:
         """The value as (nested) Python lists of Python scalars."""
