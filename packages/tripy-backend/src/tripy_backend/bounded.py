@@ -85,7 +85,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
         module = ir.Module.parse(refined)
         fn = _main(module)
         _lower_markers(fn)
-        _set_input_sizes(fn, dynamic_dims, len(dynamic_dims))
+        _set_input_sizes(fn, dynamic_dims)
         _return_output_sizes(fn, out_dims)
         _set_function_type(fn)
         module.operation.verify()
@@ -212,14 +212,13 @@ def _lower_markers(fn: Any) -> None:
             op.operation.erase()
 
 
-def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]], count: int) -> None:
-    """Append `count` ``i32`` arguments (one per dynamic input dim) and set the real size of each of
-    `dynamic_dims` right at the start (none for a bucket that holds one shape)."""
+def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> None:
+    """Append an ``i32`` argument per dynamic input dim and set that dim's real size right at the start."""
     from jax.extend.mlir import ir
 
     block = fn.regions[0].blocks[0]
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in range(count)]
+    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in dynamic_dims]
     first = list(block.operations)[0]
     current: Dict[int, Any] = {}
     with ir.InsertionPoint(first):

@@ -100,7 +100,6 @@ class RangeProgram:
         self._handlers: Dict[Tuple[int, ...], List[Any]] = {}  # each bounded bucket's result handlers
 
     def _plan(self, cheap: bool) -> None:
-        self.cheap = cheap
         self.bounds = plan_buckets(self.variables, cheap)
         # size -> bound, per variable: a call finds its bucket with one list index per variable
         self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2]) for n in self.names}

@@ -183,8 +183,6 @@ class Tensor:
         return producer.data
 
     def _numpy(self) -> np.ndarray:
-        from tripy_backend import memory
-
         self.eval()
         producer = self.trace_tensor.producer
         if producer.__class__ is PaddedStorage:  # (read from the padded buffer: no cut needed)
