@@ -5,10 +5,10 @@ A decoding step of GPT-2 small multiplies one token's activations by every weigh
 memory per token, which bounds tokens/s. This script runs only those products, chained as in the model,
 three ways in one process, interleaved:
 
-* ``tp.Linear``: tripy layers with biases, compiled, as ``examples/gpt2`` runs them (tp.compile stores each
-  weight transposed once; XLA:CPU fuses the bias add into the product);
-* ``x @ W^T``: tripy, weights passed as arguments in ``[out, in]`` layout, no bias (the fastest form of these
-  products found on XLA:CPU: it reads each weight row as stored, on all cores);
+* ``tp.Linear``: tripy layers with biases, compiled, as ``examples/gpt2`` runs them (a program of one-row
+  products: its weights stay ``[out, in]`` and each product is kept out of XLA's fusions, see
+  ``tripy_backend/cpu_runtime.py``);
+* ``x @ W^T``: tripy, weights passed as arguments in ``[out, in]`` layout, no bias;
 * NumPy: ``x @ W.T + b`` (its BLAS, e.g. OpenBLAS).
 
 Printed: milliseconds per pass, the memory bandwidth it reaches (weight bytes / time) and each contender's

@@ -56,3 +56,30 @@ def test_matrix_vector_program_runs_the_same_on_both_runtimes(monkeypatch, runti
     exe = _xla.compile(_xla.refine_shapes(dot("2048x768", "768x1", "2048x1")), "cpu", 0)
     out = _xla.execute(exe, [_xla.to_device(w, "cpu", 0), _xla.to_device(x, "cpu", 0)])
     np.testing.assert_allclose(np.asarray(out[0]), w @ x, rtol=1e-4, atol=1e-4)
+
+
+def test_matrix_vector_products_are_isolated_for_the_thunk_runtime():
+    # a row times a weight, plus a bias: the vector and the product's result each pass through an exact identity
+    # XLA:CPU does not fuse through (a sum over a new axis of [value, 0])
+    body = ("  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [1] : "
+            "(tensor<1x768xf32>, tensor<2048x768xf32>) -> tensor<1x2048xf32>\n"
+            "  %1 = stablehlo.add %0, %arg2 : tensor<1x2048xf32>\n"
+            "  return %1 : tensor<1x2048xf32>")
+    program = module(body, "%arg0: tensor<1x768xf32>, %arg1: tensor<2048x768xf32>, %arg2: tensor<1x2048xf32>",
+                     "tensor<1x2048xf32>")
+    isolated = cpu_runtime.isolate_matrix_vector_products(program)
+    from jax.extend.mlir import ir
+
+    from tripy_flatir.mlir_utils import context
+
+    with context():
+        text = str(ir.Module.parse(isolated))
+    assert text.count("stablehlo.reduce") == 2 and text.count("stablehlo.pad") == 2, text
+    small = dot("64x768", "768x1", "64x1")  # below ISOLATE_ELEMENTS: unchanged
+    assert cpu_runtime.isolate_matrix_vector_products(small) == small
+
+    rng = np.random.default_rng(1)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((1, 768), (2048, 768), (1, 2048)))
+    exe = _xla.compile(_xla.refine_shapes(program), "cpu", 0)  # (auto: the thunk runtime, isolated)
+    out = _xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in (x, w, b)])
+    np.testing.assert_allclose(np.asarray(out[0]), x @ w.T + b, rtol=1e-4, atol=1e-4)

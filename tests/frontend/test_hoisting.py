@@ -26,6 +26,27 @@ def test_transposed_weight_is_hoisted_and_broadcast_constants_are_not():
     assert seen["frontier"] == [((128, 64), "Permute")]
 
 
+def test_transposed_weight_of_a_one_row_product_stays_in_the_program():
+    # A program of one-row products reading >= 1M matrix elements runs on XLA:CPU's thunk runtime, where the
+    # product reads the [out, in] weight as stored (XLA folds the transpose in). With two rows it is hoisted.
+    layer = tp.Linear(1024, 1024)
+    weight = RNG.standard_normal((1024, 1024)).astype(np.float32)
+    bias = RNG.standard_normal((1024,)).astype(np.float32)
+    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
+    seen = {}
+
+    for rows in (1, 2):
+        def f(x, rows=rows):
+            y = layer(x)
+            seen[rows] = constant_frontier([y.trace_tensor])
+            return y
+
+        exe = tp.compile(f, args=[tp.InputInfo((rows, 1024), tp.float32)])
+        x = RNG.standard_normal((rows, 1024)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, atol=1e-3)
+    assert seen[1] == [] and [tuple(t.shape) for t in seen[2]] == [(1024, 1024)]
+
+
 def test_small_constants_stay_in_the_program():
     w = tp.Tensor(np.ones((4, 4), np.float32))  # 16 elements: below MIN_ELEMENTS
     seen = {}

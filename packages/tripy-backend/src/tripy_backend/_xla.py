@@ -89,6 +89,8 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     """Compile a (statically shaped) StableHLO module; returns a loaded executable."""
     import jaxlib._jax as jx
 
+    from tripy_backend import cpu_runtime
+
     global compilations
     with _client_lock:
         compilations += 1
@@ -96,6 +98,8 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
     options.env_option_overrides = compile_option_overrides(platform, optimization_level, module_bytes)
+    if platform == "cpu" and cpu_runtime.uses_thunk_runtime(module_bytes):
+        module_bytes = cpu_runtime.isolate_matrix_vector_products(module_bytes)
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
     return c.compile(module_bytes, options)  # older jaxlib
@@ -132,10 +136,7 @@ def compile_option_overrides(platform: str, optimization_level: int = 3, module_
     """
     from tripy_backend import cpu_runtime
 
-    runtime = cpu_runtime.requested()
-    if platform != "cpu" or runtime == "thunk":
-        return []
-    if runtime == "auto" and module_bytes and cpu_runtime.prefers_thunk_runtime(module_bytes):
+    if platform != "cpu" or cpu_runtime.uses_thunk_runtime(module_bytes):
         return []
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:

@@ -11,6 +11,12 @@ Only results that are no larger than the stored data they come from are hoisted:
 cheap to make inside the program (``tp.ones((1024, 1024))``, a broadcast of a bias) stays there, where
 XLA can fuse it. A hoisted result costs memory for as long as the executable lives, as a prepacked
 weight does in other runtimes.
+
+One exception: in a program whose matrix products all have a single row (``x @ W^T``, a decoding step) and
+that XLA:CPU therefore runs on its thunk runtime (``tripy_backend/cpu_runtime.py``), a transposed weight stays
+in the program. XLA folds the transpose into the product, which then reads each row of the ``[out, in]`` weight
+as stored: the fastest form of those products there, and no second copy of the weight. (On the classic
+runtime, the form of every other program, the same product copies the weight transposed on every call.)
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
+from tripy_trace.ops.matmul import MatrixMultiply
+from tripy_trace.ops.permute import Permute
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import signature, topological_order
@@ -76,9 +84,11 @@ def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
 def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     """The tensors computed from stored data only (not stored data themselves) that an op depending on a
     runtime input reads, no larger than the stored data behind them and at least MIN_ELEMENTS of it."""
+    order = topological_order(outputs)
+    keep_transposed = _matrix_vector_program(order)
     stored: Dict[int, int] = {}  # id(tensor) -> elements of stored data it is computed from, if constant
     frontier: Dict[int, TraceTensor] = {}
-    for op in topological_order(outputs):
+    for op in order:
         if op.is_input:
             if isinstance(op, Storage):
                 stored.update((id(o), _elements(o)) for o in op.outputs)
@@ -89,9 +99,29 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
             continue
         for i in op.inputs:
             if (id(i) in stored and not isinstance(i.producer, Storage) and stored[id(i)] >= MIN_ELEMENTS
-                    and _elements(i) <= stored[id(i)]):
+                    and _elements(i) <= stored[id(i)] and not (keep_transposed and _transposed_weight(op, i))):
                 frontier[id(i)] = i
     return list(frontier.values())
+
+
+def _matrix_vector_program(order: Sequence[Any]) -> bool:
+    """Whether the graph's matrix products all have a single row (and at least one does), read at least
+    ``cpu_runtime.MATRIX_VECTOR_ELEMENTS`` matrix elements together, and run on the CPU: a program XLA:CPU runs
+    on its thunk runtime."""
+    from tripy_backend.cpu_runtime import MATRIX_VECTOR_ELEMENTS
+
+    products = [op for op in order if isinstance(op, MatrixMultiply)]
+    if not products or products[0].outputs[0].device.kind != "cpu":
+        return False
+    if not all(x.rank == 1 or x.shape[-2] == 1 for x in (op.inputs[0] for op in products)):
+        return False
+    return sum(_elements(op.inputs[1]) for op in products) >= MATRIX_VECTOR_ELEMENTS
+
+
+def _transposed_weight(op: Any, t: TraceTensor) -> bool:
+    """Whether `op` is a matrix product reading `t`, a transposed stored matrix, as its right operand."""
+    return (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
+            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2)
 
 
 def _elements(t: TraceTensor) -> int:
