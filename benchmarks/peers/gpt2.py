@@ -159,18 +159,21 @@ def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_le
     from gpt2_torch import Decode, Prefill
 
     model = torch_model(state, config, cache_len)
-    tag = f"L{config.n_layer}_P{prompt_len}_C{cache_len}"
+    tag = f"L{config.n_layer}_P{prompt_len}_C{cache_len}_layered"  # (the cache as a tensor per layer and kind)
     ids, one = torch.zeros((1, prompt_len), dtype=torch.int64), torch.tensor([1])
-    cache = torch.zeros(GPT(config).cache_shape(1, cache_len))
+    cache = [torch.zeros(shape) for shape in GPT(config).cache_shapes(1, cache_len)]
+    names = [f"cache{i}" for i in range(len(cache))]
     prefill_program = load(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
-    decode_program = load(Decode(model).eval(), (one[None], one, cache), ["token", "pos", "cache"],
+    decode_program = load(Decode(model).eval(), (one[None], one, *cache), ["token", "pos", *names],
                           f"gpt2_decode_{tag}")
 
     def prefill(ids: np.ndarray, n: int) -> Any:
-        return run(prefill_program, {"idx": ids, "length": np.array([n], np.int64)})
+        token, *cache = run(prefill_program, {"idx": ids, "length": np.array([n], np.int64)})
+        return token, cache
 
     def decode(token: Any, pos: int, cache: Any) -> Any:
-        return run(decode_program, {"token": token, "pos": np.array([pos], np.int64), "cache": cache})
+        token, *cache = run(decode_program, {"token": token, "pos": np.array([pos], np.int64), **dict(zip(names, cache))})
+        return token, cache
 
     return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -43,10 +43,11 @@ class CausalSelfAttention(tp.Module):
         qkv = tp.permute(tp.reshape(qkv, (B, T, 3, self.n_head, self.n_embd // self.n_head)), (2, 0, 3, 1, 4))
         return qkv[0], qkv[1], qkv[2]
 
-    def attend(self, q: tp.Tensor, k: tp.Tensor, v: tp.Tensor, hidden: tp.Tensor) -> tp.Tensor:
-        """Attention of queries ``[B, nh, Tq, hd]`` over keys/values ``[B, nh, Tk, hd]``; ``hidden`` (bool,
-        broadcastable to ``[Tq, Tk]``) is True where a query must not look. Returns ``[B, Tq, C]``."""
-        att = (q @ tp.transpose(k, -2, -1)) * (1.0 / math.sqrt(self.n_embd // self.n_head))  # [B, nh, Tq, Tk]
+    def attend(self, q: tp.Tensor, keys_t: tp.Tensor, v: tp.Tensor, hidden: tp.Tensor) -> tp.Tensor:
+        """Attention of queries ``[B, nh, Tq, hd]`` over keys ``keys_t [B, nh, hd, Tk]`` (transposed) and values
+        ``[B, nh, Tk, hd]``; ``hidden`` (bool, broadcastable to ``[Tq, Tk]``) is True where a query must not
+        look. Returns ``[B, Tq, C]``."""
+        att = (q @ keys_t) * (1.0 / math.sqrt(self.n_embd // self.n_head))  # [B, nh, Tq, Tk]
         att = tp.softmax(tp.masked_fill(att, hidden, float("-inf")), dim=-1)
         y = att @ v  # [B, nh, Tq, hd]
         return self.c_proj(tp.reshape(tp.permute(y, (0, 2, 1, 3)), (q.shape[0], q.shape[2], self.n_embd)))
@@ -55,27 +56,40 @@ class CausalSelfAttention(tp.Module):
         q, k, v = self.qkv(x)
         T = x.shape[1]
         future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
-        return self.attend(q, k, v, future)
+        return self.attend(q, tp.transpose(k, -2, -1), v, future)
 
-    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
-        """``forward(x)``, and this layer's cache ``[2, B, nh, cache_len, hd]``: the keys and values of
-        the T positions of ``x``, then zeros."""
+    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        """``forward(x)``, and this layer's cache: keys ``[B, nh, hd, cache_len]`` (transposed) and values
+        ``[B, nh, cache_len, hd]`` of the T positions of ``x``, then zeros."""
         q, k, v = self.qkv(x)
         T = x.shape[1]
         future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
-        rest = [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]
-        return self.attend(q, k, v, future), tp.stack([tp.pad(k, rest), tp.pad(v, rest)])
+        keys_t = tp.transpose(k, -2, -1)
+        y = self.attend(q, keys_t, v, future)
+        return (y, tp.pad(keys_t, [(0, 0), (0, 0), (0, 0), (0, cache_len - T)]),
+                tp.pad(v, [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]))
 
-    def decode(self, x: tp.Tensor, cache: tp.Tensor, pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
-        """One new token ``x [B, 1, C]`` at position ``pos`` (int32 ``[1]``): writes its key and value
-        into row ``pos`` of the cache ``[2, B, nh, L, hd]`` and attends over rows ``0..pos``."""
+    def decode(self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor,
+               pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        """One new token ``x [B, 1, C]`` at position ``pos`` (int32 ``[1]``): attends over positions
+        ``0..pos`` and returns the cache with its key written into column ``pos`` of ``keys_t [B, nh, hd, L]``
+        and its value into row ``pos`` of ``values [B, nh, L, hd]``.
+
+        Attention reads the cache as it came in, plus the new key and value, so that writing the new cache
+        (a copy of all of it) is not on the way to the next layer: the program can do it on another core
+        while the next layer's products run."""
         q, k, v = self.qkv(x)  # [B, nh, 1, hd]
-        L = cache.shape[3]
-        rows = tp.iota((L, 1), dim=0, dtype=tp.int32)  # broadcasts against [B, nh, L, hd]
-        k = tp.where(rows == pos, k, cache[0])
-        v = tp.where(rows == pos, v, cache[1])
-        later = tp.iota((1, L), dim=1, dtype=tp.int32) > pos  # rows not written yet (or padding)
-        return self.attend(q, k, v, later), tp.stack([k, v])
+        L = values.shape[2]
+        column = tp.iota((1, L), dim=1, dtype=tp.int32)  # broadcasts against [B, nh, 1, L] and [B, nh, hd, L]
+        here = column == pos
+        scale = 1.0 / math.sqrt(self.n_embd // self.n_head)
+        scores = tp.where(here, tp.sum(q * k, dim=-1, keepdim=True), q @ keys_t) * scale  # [B, nh, 1, L]
+        att = tp.softmax(tp.masked_fill(scores, column > pos, float("-inf")), dim=-1)
+        y = tp.where(here, 0.0, att) @ values + tp.sum(tp.where(here, att, 0.0), dim=-1, keepdim=True) * v
+        y = self.c_proj(tp.reshape(tp.permute(y, (0, 2, 1, 3)), (x.shape[0], 1, self.n_embd)))
+        new_keys_t = tp.where(here, tp.transpose(k, -2, -1), keys_t)
+        new_values = tp.where(tp.iota((L, 1), dim=0, dtype=tp.int32) == pos, v, values)
+        return y, new_keys_t, new_values
 
 
 def gelu_tanh(x: tp.Tensor) -> tp.Tensor:
@@ -105,15 +119,16 @@ class Block(tp.Module):
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
 
-    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
-        y, cache = self.attn.prefill(self.ln_1(x), cache_len)
+    def prefill(self, x: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        y, keys_t, values = self.attn.prefill(self.ln_1(x), cache_len)
         x = x + y
-        return x + self.mlp(self.ln_2(x)), cache
+        return x + self.mlp(self.ln_2(x)), keys_t, values
 
-    def decode(self, x: tp.Tensor, cache: tp.Tensor, pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
-        y, cache = self.attn.decode(self.ln_1(x), cache, pos)
+    def decode(self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor,
+               pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        y, keys_t, values = self.attn.decode(self.ln_1(x), keys_t, values, pos)
         x = x + y
-        return x + self.mlp(self.ln_2(x)), cache
+        return x + self.mlp(self.ln_2(x)), keys_t, values
 
 
 class Transformer(tp.Module):
@@ -144,39 +159,44 @@ class GPT(tp.Module):
 
     # ---- KV-cache decoding -------------------------------------------------------------------------
     # Two programs with static shapes: prefill(prompt) -> (logits, cache), then decode(token, pos, cache)
-    # -> (logits, cache) once per new token. The cache has a fixed length (rows past the current position
-    # are masked out), so one compiled decode program serves every step, and it stays a tripy tensor
-    # passed from one call's outputs to the next call's inputs.
+    # -> (logits, cache) once per new token. The cache is a list of tensors, each layer's keys and values
+    # (separate tensors: a program then writes each layer's output where it is made, instead of copying all
+    # layers into one stacked tensor). It has a fixed length (positions past the current one are masked
+    # out), so one compiled decode program serves every step, and it stays tripy tensors passed from one
+    # call's outputs to the next call's inputs.
 
-    def cache_shape(self, batch: int, cache_len: int) -> Tuple[int, ...]:
-        """The KV cache's shape: ``[n_layer, 2 (keys, values), batch, n_head, cache_len, head_dim]``."""
+    def cache_shapes(self, batch: int, cache_len: int) -> List[Tuple[int, ...]]:
+        """The shapes of the KV cache's ``2 * n_layer`` tensors: for each layer, its keys transposed,
+        ``[batch, n_head, head_dim, cache_len]`` (so attention multiplies by them as stored), then its values,
+        ``[batch, n_head, cache_len, head_dim]``."""
         c = self.config
-        return (c.n_layer, 2, batch, c.n_head, cache_len, c.n_embd // c.n_head)
+        B, nh, hd = batch, c.n_head, c.n_embd // c.n_head
+        return [(B, nh, hd, cache_len), (B, nh, cache_len, hd)] * c.n_layer
 
-    def prefill(self, idx: tp.Tensor, length: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, tp.Tensor]:
+    def prefill(self, idx: tp.Tensor, length: tp.Tensor, cache_len: int) -> Tuple[tp.Tensor, List[tp.Tensor]]:
         """Runs the prompt ``idx [B, P]`` (int32; positions ``length`` and later are padding, which causal
         attention keeps from affecting the real ones). Returns the logits ``[B, vocab]`` at position
-        ``length - 1`` (``length``: int32 ``[1]``) and the cache (:meth:`cache_shape`) with rows
+        ``length - 1`` (``length``: int32 ``[1]``) and the cache (:meth:`cache_shapes`) with positions
         ``0..P-1`` filled. ``P <= cache_len <= block_size``."""
         T = idx.shape[1]
         x = self.transformer.wte(idx) + self.transformer.wpe(tp.iota((T,), dtype=tp.int32))
-        caches = []
+        cache: List[tp.Tensor] = []
         for block in self.transformer.h:
-            x, cache = block.prefill(x, cache_len)
-            caches.append(cache)
+            x, keys_t, values = block.prefill(x, cache_len)
+            cache += [keys_t, values]
         x = tp.gather(x, 1, length - 1)  # [B, 1, C]: only the last real position needs logits
-        return self._logits(x), tp.stack(caches)
+        return self._logits(x), cache
 
-    def decode(self, token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+    def decode(self, token: tp.Tensor, pos: tp.Tensor, cache: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, List[tp.Tensor]]:
         """One step: ``token [B, 1]`` (int32) at position ``pos`` (int32 ``[1]``, below the cache length)
         with the cache of the positions before it. Returns the logits ``[B, vocab]`` for the next token
-        and the cache with row ``pos`` written."""
+        and the cache with position ``pos`` written."""
         x = self.transformer.wte(token) + self.transformer.wpe(pos)  # [B, 1, C] + [1, C]
-        caches = []
+        new_cache: List[tp.Tensor] = []
         for i, block in enumerate(self.transformer.h):
-            x, layer_cache = block.decode(x, cache[i], pos)
-            caches.append(layer_cache)
-        return self._logits(x), tp.stack(caches)
+            x, keys_t, values = block.decode(x, cache[2 * i], cache[2 * i + 1], pos)
+            new_cache += [keys_t, values]
+        return self._logits(x), new_cache
 
     def _logits(self, x: tp.Tensor) -> tp.Tensor:
         """``[B, 1, C]`` hidden states to ``[B, vocab]`` logits."""

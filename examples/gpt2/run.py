@@ -24,6 +24,7 @@ during generation either.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -83,25 +84,26 @@ def cache_length(prompt_len: int, max_new_tokens: int, block_size: int) -> int:
 
 
 def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1) -> Tuple[tp.Executable, tp.Executable]:
-    """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], cache)`` and
-    ``decode(token [B, 1], pos [1], cache) -> (next token [B, 1], cache)`` (greedy; all int32 but the
-    float cache of ``model.cache_shape(batch, cache_len)``). Static shapes: each compiles once, here."""
+    """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], *cache)`` and
+    ``decode(token [B, 1], pos [1], *cache) -> (next token [B, 1], *cache)`` (greedy; all int32 but the
+    float cache, the ``2 * n_layer`` tensors of ``model.cache_shapes(batch, cache_len)``). Static shapes:
+    each compiles once, here."""
 
     def greedy(logits: tp.Tensor) -> tp.Tensor:
         return tp.unsqueeze(tp.argmax(logits, dim=-1), 1)
 
-    def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+    def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, ...]:
         logits, cache = model.prefill(ids, length, cache_len)
-        return greedy(logits), cache
+        return (greedy(logits), *cache)
 
-    def decode(token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
-        logits, cache = model.decode(token, pos, cache)
-        return greedy(logits), cache
+    def decode(token: tp.Tensor, pos: tp.Tensor, *cache: tp.Tensor) -> Tuple[tp.Tensor, ...]:
+        logits, new_cache = model.decode(token, pos, cache)
+        return (greedy(logits), *new_cache)
 
-    cache = tp.InputInfo(model.cache_shape(batch, cache_len), model.config.dtype)
+    cache = [tp.InputInfo(shape, model.config.dtype) for shape in model.cache_shapes(batch, cache_len)]
     position = tp.InputInfo((1,), tp.int32)
     return (tp.compile(prefill, args=[tp.InputInfo((batch, prompt_len), tp.int32), position]),
-            tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, cache]))
+            tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, *cache]))
 
 
 def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_new_tokens: int,
@@ -113,13 +115,27 @@ def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_ne
     ids = np.zeros((1, prompt_len), np.int32)
     ids[0, :n] = prompt
     start = time.perf_counter()
-    token, cache = prefill(tp.Tensor(ids), tp.Tensor(np.array([n], np.int32)))
+    token, *cache = prefill(tp.Tensor(ids), tp.Tensor(np.array([n], np.int32)))
     tokens = list(prompt) + [int(np.from_dlpack(token)[0, 0])]
     first = time.perf_counter() - start
     for pos in range(n, n + max_new_tokens - 1):
-        token, cache = decode(token, tp.Tensor(np.array([pos], np.int32)), cache)
+        token, *cache = decode(token, tp.Tensor(np.array([pos], np.int32)), *cache)
         tokens.append(int(np.from_dlpack(token)[0, 0]))
     return tokens, first, time.perf_counter() - start
+
+
+def evaluated(tensors: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, ...]:
+    """Eager mode: the values of `tensors` computed by one program, so that the next step's graph starts from
+    them instead of growing with the whole history. (They are computed as one flat tensor, then cut apart:
+    ``.eval()`` on each would compute, for each layer's cache, all the layers before it again.)"""
+    # (float32 holds the int32 token ids exactly: they are below 2**24.)
+    flat = tp.concatenate([tp.reshape(tp.cast(t, tp.float32), (-1,)) for t in tensors], dim=0).eval()
+    parts, start = [], 0
+    for t in tensors:
+        size = math.prod(t.shape)
+        parts.append(tp.cast(tp.reshape(flat[start:start + size], tuple(t.shape)), t.dtype))
+        start += size
+    return tuple(parts)
 
 
 def main(argv: Sequence[str] = ()) -> None:
@@ -159,15 +175,13 @@ def main(argv: Sequence[str] = ()) -> None:
     cache_len = cache_length(prompt_len, args.max_new_tokens, config.block_size)
     t0 = time.perf_counter()
     if args.eager:
-        # Evaluating the cache at each step keeps the next step's graph from growing with the whole history
-        # (each step then re-evaluates the same graph: the eager program cache compiles it only once).
-        def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
+        def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, ...]:
             logits, cache = model.prefill(ids, length, cache_len)
-            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
+            return evaluated([tp.unsqueeze(tp.argmax(logits, dim=-1), 1), *cache])
 
-        def decode(token: tp.Tensor, pos: tp.Tensor, cache: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor]:
-            logits, cache = model.decode(token, pos, cache)
-            return tp.unsqueeze(tp.argmax(logits, dim=-1), 1), cache.eval()
+        def decode(token: tp.Tensor, pos: tp.Tensor, *cache: tp.Tensor) -> Tuple[tp.Tensor, ...]:
+            logits, new_cache = model.decode(token, pos, cache)
+            return evaluated([tp.unsqueeze(tp.argmax(logits, dim=-1), 1), *new_cache])
         mode = "eager, KV cache"
     else:
         prefill, decode = compile_kv_programs(model, prompt_len, cache_len)  # type: ignore[assignment]
