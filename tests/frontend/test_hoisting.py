@@ -47,6 +47,21 @@ def test_transposed_weight_of_a_one_row_product_stays_in_the_program():
     assert seen[1] == [] and [tuple(t.shape) for t in seen[2]] == [(1024, 1024)]
 
 
+def test_forcing_the_classic_runtime_hoists_the_transposed_weight_of_a_one_row_product(monkeypatch):
+    # (there, a one-row product would copy an [out, in] weight transposed on every call)
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "classic")
+    w = tp.Tensor(RNG.standard_normal((1024, 1024)).astype(np.float32))
+    seen = {}
+
+    def f(x):
+        y = x @ tp.transpose(w, 0, 1)
+        seen["frontier"] = [tuple(t.shape) for t in constant_frontier([y.trace_tensor])]
+        return y
+
+    tp.compile(f, args=[tp.InputInfo((1, 1024), tp.float32)])
+    assert seen["frontier"] == [(1024, 1024)]
+
+
 def test_small_constants_stay_in_the_program():
     w = tp.Tensor(np.ones((4, 4), np.float32))  # 16 elements: below MIN_ELEMENTS
     seen = {}

@@ -83,7 +83,8 @@ def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
 
 def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     """The tensors computed from stored data only (not stored data themselves) that an op depending on a
-    runtime input reads, no larger than the stored data behind them and at least MIN_ELEMENTS of it."""
+    runtime input reads, no larger than the stored data behind them and at least MIN_ELEMENTS of it (but not
+    the transposed weights of a matrix-vector program: see the module docstring)."""
     order = topological_order(outputs)
     keep_transposed = _matrix_vector_program(order)
     stored: Dict[int, int] = {}  # id(tensor) -> elements of stored data it is computed from, if constant
@@ -105,23 +106,29 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
 
 
 def _matrix_vector_program(order: Sequence[Any]) -> bool:
-    """Whether the graph's matrix products all have a single row (and at least one does), read at least
-    ``cpu_runtime.MATRIX_VECTOR_ELEMENTS`` matrix elements together, and run on the CPU: a program XLA:CPU runs
-    on its thunk runtime."""
-    from tripy_backend.cpu_runtime import MATRIX_VECTOR_ELEMENTS
+    """Whether XLA:CPU will run the graph on its thunk runtime as a program of matrix-vector products (the
+    choice of ``tripy_backend.cpu_runtime``, made here from the trace): on the CPU, every matrix product has a
+    single row and together they read at least ``MATRIX_VECTOR_ELEMENTS`` matrix elements, or
+    ``TRIPY_XLA_CPU_RUNTIME=thunk``."""
+    from tripy_backend import cpu_runtime
 
     products = [op for op in order if isinstance(op, MatrixMultiply)]
-    if not products or products[0].outputs[0].device.kind != "cpu":
+    runtime = cpu_runtime.requested()
+    if not products or runtime == "classic" or products[0].outputs[0].device.kind != "cpu":
         return False
     if not all(x.rank == 1 or x.shape[-2] == 1 for x in (op.inputs[0] for op in products)):
         return False
-    return sum(_elements(op.inputs[1]) for op in products) >= MATRIX_VECTOR_ELEMENTS
+    return runtime == "thunk" or sum(_elements(op.inputs[1]) for op in products) >= cpu_runtime.MATRIX_VECTOR_ELEMENTS
 
 
 def _transposed_weight(op: Any, t: TraceTensor) -> bool:
-    """Whether `op` is a matrix product reading `t`, a transposed stored matrix, as its right operand."""
+    """Whether `op` is a matrix product reading `t`, a transposed stored matrix big enough for the backend to
+    isolate the product (``cpu_runtime.ISOLATE_ELEMENTS``), as its right operand."""
+    from tripy_backend.cpu_runtime import ISOLATE_ELEMENTS
+
     return (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
-            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2)
+            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2
+            and _elements(t) >= ISOLATE_ELEMENTS)
 
 
 def _elements(t: TraceTensor) -> int:
