@@ -61,8 +61,9 @@ def prefill(p: Dict[str, Any], idx: Any, length: Any, n_layer: int, n_head: int,
     def attend(q: Any, k: Any, v: Any) -> Tuple[Any, List[Any]]:
         att = (q @ jnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
         y = R.softmax(jnp, jnp.where(causal, att, -jnp.inf)) @ v
-        pad = [(0, 0), (0, 0), (0, cache_len - T)]
-        return y, [jnp.pad(jnp.swapaxes(k, -1, -2), pad[:2] + [(0, 0)] + pad[2:]), jnp.pad(v, pad + [(0, 0)])]
+        keys_pad = [(0, 0), (0, 0), (0, 0), (0, cache_len - T)]  # keys_t [B, nh, hd, L]
+        values_pad = [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]  # values [B, nh, L, hd]
+        return y, [jnp.pad(jnp.swapaxes(k, -1, -2), keys_pad), jnp.pad(v, values_pad)]
 
     cache: List[Any] = []
     for i in range(n_layer):

@@ -97,8 +97,11 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     c = client(platform)
     dev = device_handle(platform, index)
     options = jx.CompileOptions()
-    options.env_option_overrides = compile_option_overrides(platform, optimization_level, module_bytes)
-    if platform == "cpu" and cpu_runtime.uses_thunk_runtime(module_bytes):
+    # (the runtime decided once: it parses the module; compile_option_overrides without a module gives the
+    # options of a program that is not a thunk-runtime one)
+    thunk = platform == "cpu" and cpu_runtime.uses_thunk_runtime(module_bytes)
+    options.env_option_overrides = [] if thunk else compile_option_overrides(platform, optimization_level)
+    if thunk:
         module_bytes = cpu_runtime.isolate_matrix_vector_products(module_bytes)
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
