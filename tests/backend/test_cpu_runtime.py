@@ -39,6 +39,47 @@ def test_one_matrix_matrix_product_keeps_the_classic_runtime():
     assert not cpu_runtime.prefers_thunk_runtime(program)
 
 
+def conv(channels: int, size: int, batch: int = 1) -> bytes:
+    """A 3x3 convolution, NHWC input and HWIO kernel (the layouts tp.Conv's programs use on the CPU)."""
+    x, k = f"{batch}x{size}x{size}x{channels}", f"3x3x{channels}x{channels}"
+    body = (f"  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+            "window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
+            f"feature_group_count = 1 : i64}} : (tensor<{x}xf32>, tensor<{k}xf32>) -> tensor<{x}xf32>\n"
+            f"  return %0 : tensor<{x}xf32>")
+    return module(body, f"%arg0: tensor<{x}xf32>, %arg1: tensor<{k}xf32>", f"tensor<{x}xf32>")
+
+
+@pytest.mark.parametrize("program, thunk", [
+    (conv(512, 7), True),  # 2.4M kernel elements: oneDNN would copy them into its layout on every call
+    (conv(64, 56), False),  # 37K kernel elements: the classic runtime's oneDNN convolution is faster
+])
+def test_thunk_runtime_for_big_convolution_kernels(program, thunk):
+    assert cpu_runtime.prefers_thunk_runtime(program) is thunk
+
+
+def test_convolutions_beside_a_matrix_matrix_product_keep_the_classic_runtime():
+    lines = conv(512, 7).decode().splitlines()
+    product = ("  %1 = stablehlo.dot_general %arg2, %arg3, contracting_dims = [1] x [0] : "
+               "(tensor<16x768xf32>, tensor<768x2048xf32>) -> tensor<16x2048xf32>")
+    args = lines[0][len("func.func @main("):lines[0].index(") ->")]
+    header = lines[0].replace(args, args + ", %arg2: tensor<16x768xf32>, %arg3: tensor<768x2048xf32>")
+    program = "\n".join([header, lines[1], product, *lines[2:]]).encode()
+    assert not cpu_runtime.prefers_thunk_runtime(program)
+
+
+@pytest.mark.parametrize("runtime", ["auto", "classic"])
+def test_convolution_program_runs_the_same_on_both_runtimes(monkeypatch, runtime):
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", runtime)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 7, 7, 512)).astype(np.float32)
+    k = rng.standard_normal((3, 3, 512, 512)).astype(np.float32)
+    exe = _xla.compile(_xla.refine_shapes(conv(512, 7)), "cpu", 0)
+    out = np.asarray(_xla.execute(exe, [_xla.to_device(x, "cpu", 0), _xla.to_device(k, "cpu", 0)])[0])
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    expected = sum(padded[:, i:i + 7, j:j + 7, :] @ k[i, j] for i in range(3) for j in range(3))
+    np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-2)
+
+
 @pytest.mark.parametrize("runtime, classic", [("auto", False), ("classic", True), ("thunk", False)])
 def test_environment_variable_overrides_the_choice(monkeypatch, runtime, classic):
     monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", runtime)
