@@ -47,6 +47,28 @@ def test_transposed_weight_of_a_one_row_product_stays_in_the_program():
     assert seen[1] == [] and [tuple(t.shape) for t in seen[2]] == [(1024, 1024)]
 
 
+def test_transposed_weight_of_a_product_of_many_rows_stays_in_the_program():
+    # From MANY_ROWS rows, oneDNN's product reads the [out, in] weight as stored, as fast or faster; below, the
+    # [in, out] weight is hoisted (XLA would copy an [out, in] one transposed on every call).
+    from tripy_frontend.compiler.hoisting import MANY_ROWS
+
+    layer = tp.Linear(256, 512)
+    weight = RNG.standard_normal((512, 256)).astype(np.float32)
+    bias = RNG.standard_normal((512,)).astype(np.float32)
+    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
+    seen = {}
+    for rows in (MANY_ROWS - 1, MANY_ROWS, 2 * MANY_ROWS):
+        def f(x, rows=rows):
+            y = layer(x)
+            seen[rows] = [tuple(t.shape) for t in constant_frontier([y.trace_tensor])]
+            return y
+
+        exe = tp.compile(f, args=[tp.InputInfo((rows, 256), tp.float32)])
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, rtol=1e-4, atol=1e-3)
+    assert seen == {MANY_ROWS - 1: [(256, 512)], MANY_ROWS: [], 2 * MANY_ROWS: []}
+
+
 def test_forcing_the_classic_runtime_hoists_the_transposed_weight_of_a_one_row_product(monkeypatch):
     # (there, a one-row product would copy an [out, in] weight transposed on every call)
     monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "classic")
