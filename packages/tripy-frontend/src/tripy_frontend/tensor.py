@@ -13,10 +13,12 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.logging import logger
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import PaddedStorage, Storage
 from tripy_trace.tensor import TraceTensor
+from tripy_frontend.compiler.tracing import traced_function
 from tripy_frontend.export import PUBLIC_API, public_api
 from tripy_frontend.strides import check_row_major
 from tripy_frontend.tracebacks import strip_tripy_frames
@@ -161,11 +163,9 @@ class Tensor:
     # ---- evaluation -------------------------------------------------------------------------------
     def eval(self) -> "Tensor":
         """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
-        from tripy_frontend.eager import evaluate
-
         if not isinstance(self.trace_tensor.producer, Storage):
             try:  # (an API boundary: see tracebacks.py)
-                evaluate([self])
+                _evaluate([self])
             except TripyException as e:
                 strip_tripy_frames(e)
                 raise
@@ -286,10 +286,17 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
-def _warn_if_compiling(t: "Tensor") -> None:
-    from tripy_flatir.logging import logger
-    from tripy_frontend.compiler.tracing import traced_function
+def _evaluate(tensors: Sequence["Tensor"]) -> None:
+    """``tripy_frontend.eager.evaluate``, which imports this module: looked up on the first call, after which
+    this name is that function. (An import statement in ``eval`` would cost every evaluation about 1.7 us.)"""
+    global _evaluate
+    from tripy_frontend.eager import evaluate
 
+    _evaluate = evaluate
+    evaluate(tensors)
+
+
+def _warn_if_compiling(t: "Tensor") -> None:
     name = traced_function()
     if name is not None:
         frame = t.stack_info.user_frame if t.stack_info else None
