@@ -11,6 +11,8 @@ from tripy_frontend.tensor import Tensor
 
 
 def _true_divide(lhs: Any, rhs: Any) -> Tensor:
+    if type(lhs) is Tensor and lhs.trace_tensor.dtype.is_floating:  # nothing to cast: binary does the rest
+        return binary(lhs, rhs, Kind.DIV)
     a, b = to_tensors(lhs, rhs, "'/'")
     if a.dtype.is_integer and b.dtype.is_integer:  # as in NumPy and PyTorch, '/' of integers gives floats
         a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)
