@@ -2,6 +2,8 @@
 its arguments in the right order, and the cheap bookkeeping (stack capture, scalar constants, DLPack
 export) gives the same answers as the general paths."""
 
+import io
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,15 @@ def test_cpu_dispatch_in_the_calling_thread_or_asynchronous(setting):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ("True" if setting == "1" else "False")
+
+
+@pytest.mark.parametrize("verbosity, logged", [("cache", True), ({"frontend": "cache"}, True),
+                                               ({"backend": "cache"}, False), ("info", False)])
+def test_cache_hits_are_logged_when_asked_for(monkeypatch, verbosity, logged):
+    x = tp.Tensor(np.ones((2,), np.float32))
+    np.from_dlpack(tp.exp(x) * 3.0)  # (compiled, or cached by an earlier test)
+    stream = io.StringIO()
+    monkeypatch.setattr(tp.logger, "stream", stream)
+    with tp.logger.use_verbosity(verbosity):
+        np.from_dlpack(tp.exp(x) * 3.0)
+    assert ("program cache hit" in stream.getvalue()) == logged
