@@ -2,6 +2,8 @@
 its arguments in the right order, and the cheap bookkeeping (stack capture, scalar constants, DLPack
 export) gives the same answers as the general paths."""
 
+import io
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,39 @@ def test_scalars_keep_their_exact_values():
     assert np.from_dlpack(i + 1).tolist() == [4, 5] and np.from_dlpack(i + True).tolist() == [4, 5]
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.bfloat16])
+def test_numbers_next_to_floating_tensors_take_the_tensors_dtype(dtype):
+    """The operators' shortcut for a Python float or int next to a floating tensor (no Tensor for the number)
+    gives what the general path (a NumPy scalar, checked by scalar_like) gives, and equal numbers of other
+    types, dtypes or signs are not confused."""
+    x = tp.cast(tp.Tensor(np.array([1.0, -2.0, 3.0], np.float32)), dtype)
+    as_np = lambda t: np.from_dlpack(tp.cast(t, tp.float32))  # noqa: E731
+    for value in (0.5, 1, 1.0, True, 3, 2.0, 0.0, -0.0):
+        general = np.float32(value)
+        for fast, slow in ((x * value, x * general), (x + value, x + general), (x - value, x - general)):
+            assert fast.dtype == slow.dtype == dtype
+            np.testing.assert_array_equal(as_np(fast), as_np(slow))
+            assert (np.signbit(as_np(fast)) == np.signbit(as_np(slow))).all()
+        if value:
+            assert (x / value).dtype == dtype
+            np.testing.assert_array_equal(as_np(x / value), as_np(x / general))
+    assert np.signbit(as_np(x * -0.0)[0]) and not np.signbit(as_np(x * 0.0)[0])
+    assert np.isnan(as_np(x + float("nan"))).all()
+    x16 = tp.cast(x, tp.float16) if dtype != tp.float16 else tp.cast(x, tp.float32)
+    assert (x * 0.5).dtype == dtype and (x16 * 0.5).dtype == x16.dtype  # 0.5 of one dtype is not the other's
+
+
+def test_numbers_next_to_other_tensors_keep_their_checks():
+    i = tp.Tensor(np.array([3, 4], np.int32))
+    with pytest.raises(tp.TripyException, match="without losing precision"):
+        i * 0.5
+    assert (i / 2).dtype == tp.float32 and np.from_dlpack(i / 2).tolist() == [1.5, 2.0]
+    assert np.from_dlpack(i * 2.0).tolist() == [6, 8]  # (an integral float is fine)
+    b = tp.Tensor(np.array([True, False]))
+    with pytest.raises(tp.TripyException, match="bool tensor"):
+        b & 1
+
+
 def test_stack_info_points_at_the_line_and_expression():
     a = tp.Tensor(np.ones((2, 2), np.float32))
     b = (a +
@@ -170,3 +205,15 @@ def test_cpu_dispatch_in_the_calling_thread_or_asynchronous(setting):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ("True" if setting == "1" else "False")
+
+
+@pytest.mark.parametrize("verbosity, logged", [("cache", True), ({"frontend": "cache"}, True),
+                                               ({"backend": "cache"}, False), ("info", False)])
+def test_cache_hits_are_logged_when_asked_for(monkeypatch, verbosity, logged):
+    x = tp.Tensor(np.ones((2,), np.float32))
+    np.from_dlpack(tp.exp(x) * 3.0)  # (compiled, or cached by an earlier test)
+    stream = io.StringIO()
+    monkeypatch.setattr(tp.logger, "stream", stream)
+    with tp.logger.use_verbosity(verbosity):
+        np.from_dlpack(tp.exp(x) * 3.0)
+    assert ("program cache hit" in stream.getvalue()) == logged

@@ -4,6 +4,7 @@ the user's line); TRIPY_TRACEBACK_FILTERING=off keeps tripy's frames."""
 import os
 import traceback
 
+import numpy as np
 import pytest
 
 import tripy as tp
@@ -56,9 +57,11 @@ def _bad_calls():
     yield lambda: exe(tp.ones((3,)))  # an executable's argument check
     yield lambda: Unset()(tp.ones((1, 2)))  # a module with parameters never set
     yield lambda: bool(tp.ones((2, 2)))  # a tensor method
+    yield lambda: tp.Tensor(object())  # the constructor (a boundary of its own, as are eval and __dlpack__)
+    yield lambda: tp.Tensor(np.ones((2, 3), np.float32).T)  # a refused (not row-major) array
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(7))
 def test_every_kind_of_entry_point_filters(index):
     call = list(_bad_calls())[index]
     with pytest.raises(tp.TripyException) as info:

@@ -34,9 +34,9 @@ for _pkg in ("tripy_frontend.ops", "tripy_frontend.nn", "tripy_frontend.compiler
 
 for _name, _method in TENSOR_METHOD_REGISTRY.methods.items():
     setattr(Tensor, _name, api_boundary(_method))
-# Tensor's own entry points that can raise a report (converting, printing) are API boundaries too (eval is one
-# itself: it is on the eager hot path).
-for _name in ("__init__", "tolist", "__dlpack__", "__array__", "__bool__", "__int__", "__float__",
+# Tensor's own entry points that can raise a report (converting, printing) are API boundaries too (eval,
+# __init__ and __dlpack__ are ones themselves: they are on the eager hot path, where a wrapper costs a call).
+for _name in ("tolist", "__array__", "__bool__", "__int__", "__float__",
               "__index__", "__repr__", "__str__"):
     setattr(Tensor, _name, api_boundary(vars(Tensor)[_name]))
 

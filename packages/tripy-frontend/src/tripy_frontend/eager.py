@@ -34,9 +34,10 @@ def evaluate(tensors: Sequence[Any]) -> None:
     device = outputs[0].device
     key = (key, device.kind, device.index)
     program = PROGRAM_CACHE.get(key)
-    if program is None or not logger.verbosity.isdisjoint(_IR_TOPICS):
+    verbosity = logger.verbosity
+    if program is None or not verbosity.isdisjoint(_IR_TOPICS):
         program = _compile(outputs, inputs, key, program)
-    else:
+    elif "cache" in verbosity:  # (what logger.log checks first: no call when the topic is off)
         logger.log("program cache hit", "cache")
     try:
         buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]

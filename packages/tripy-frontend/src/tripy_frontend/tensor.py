@@ -13,10 +13,12 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.logging import logger
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import PaddedStorage, Storage
 from tripy_trace.tensor import TraceTensor
+from tripy_frontend.compiler.tracing import traced_function
 from tripy_frontend.export import PUBLIC_API, public_api
 from tripy_frontend.strides import check_row_major
 from tripy_frontend.tracebacks import strip_tripy_frames
@@ -48,20 +50,24 @@ class Tensor:
 
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
-        info = _capture() if fetch_stack_info else None
-        tdtype = None
-        if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
-            array = data
-            tdtype = _FROM_NUMPY.get(array.dtype)
-        if tdtype is None:
-            array = _to_numpy(data, dtype, info)
-            tdtype = dtypes.from_numpy(array.dtype)
-            assert tdtype is not None
-        if device is None:
-            device = _CPU
-        self.trace_tensor = Storage.tensor_of(_to_device(array, device), array.shape, tdtype, device, info)
-        if name:
-            self.trace_tensor.name = name
+        try:  # (an API boundary itself, like eval: see tracebacks.py; tp.Tensor(data) is on the eager hot path)
+            info = _capture() if fetch_stack_info else None
+            tdtype = None
+            if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
+                array = data
+                tdtype = _FROM_NUMPY.get(array.dtype)
+            if tdtype is None:
+                array = _to_numpy(data, dtype, info)
+                tdtype = dtypes.from_numpy(array.dtype)
+                assert tdtype is not None
+            if device is None:
+                device = _CPU
+            self.trace_tensor = Storage.tensor_of(_to_device(array, device), array.shape, tdtype, device, info)
+            if name:
+                self.trace_tensor.name = name
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
 
     if TYPE_CHECKING:  # methods attached from ops/ through TENSOR_METHOD_REGISTRY, declared for type checkers
         def __add__(self, other: Any) -> "Tensor": ...
@@ -161,11 +167,9 @@ class Tensor:
     # ---- evaluation -------------------------------------------------------------------------------
     def eval(self) -> "Tensor":
         """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
-        from tripy_frontend.eager import evaluate
-
         if not isinstance(self.trace_tensor.producer, Storage):
             try:  # (an API boundary: see tracebacks.py)
-                evaluate([self])
+                _evaluate([self])
             except TripyException as e:
                 strip_tripy_frames(e)
                 raise
@@ -200,12 +204,16 @@ class Tensor:
 
     def __dlpack__(self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:
-        buffer = self._buffer()
-        if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
-            capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
-            if capsule is not None:
-                return capsule
-        return buffer.__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        try:  # (an API boundary itself, like eval: np.from_dlpack(t) is how eager results are read)
+            buffer = self._buffer()
+            if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
+                capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
+                if capsule is not None:
+                    return capsule
+            return buffer.__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
 
     def __dlpack_device__(self) -> Any:
         return self._buffer().__dlpack_device__()
@@ -286,10 +294,17 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
-def _warn_if_compiling(t: "Tensor") -> None:
-    from tripy_flatir.logging import logger
-    from tripy_frontend.compiler.tracing import traced_function
+def _evaluate(tensors: Sequence["Tensor"]) -> None:
+    """``tripy_frontend.eager.evaluate``, which imports this module: looked up on the first call, after which
+    this name is that function. (An import statement in ``eval`` would cost every evaluation about 1.7 us.)"""
+    global _evaluate
+    from tripy_frontend.eager import evaluate
 
+    _evaluate = evaluate
+    evaluate(tensors)
+
+
+def _warn_if_compiling(t: "Tensor") -> None:
     name = traced_function()
     if name is not None:
         frame = t.stack_info.user_frame if t.stack_info else None

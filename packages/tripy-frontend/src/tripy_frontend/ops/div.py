@@ -3,6 +3,7 @@ from typing import Any
 from tripy_flatir import dtypes
 from tripy_trace.ops.binary_elementwise import Kind
 from tripy_frontend.export import RETURN, dtype_rules
+from tripy_frontend.ops.cast import cast
 from tripy_frontend.ops.binary import binary
 from tripy_frontend.ops.common import FLOAT_TYPES, NUMERIC_TYPES, to_tensors
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
@@ -10,8 +11,8 @@ from tripy_frontend.tensor import Tensor
 
 
 def _true_divide(lhs: Any, rhs: Any) -> Tensor:
-    from tripy_frontend.ops.cast import cast
-
+    if type(lhs) is Tensor and lhs.trace_tensor.dtype.is_floating:  # nothing to cast: binary does the rest
+        return binary(lhs, rhs, Kind.DIV)
     a, b = to_tensors(lhs, rhs, "'/'")
     if a.dtype.is_integer and b.dtype.is_integer:  # as in NumPy and PyTorch, '/' of integers gives floats
         a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)

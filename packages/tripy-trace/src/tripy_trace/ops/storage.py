@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any, ClassVar, List, Tuple
+from typing import Any, ClassVar, List, Optional, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace.ops.base import BaseTraceOp, intern_key
@@ -32,6 +32,7 @@ class Storage(BaseTraceOp):
         """``Storage.make([], stack_info, 1, dict(data=..., shape=..., dtype=..., device=...))``, written out:
         every tensor made from user data is one."""
         op = cls([], data, shape, dtype, device)
+        op._kid = None  # (set, so that key_id's first read does not miss: a miss raises and catches inside)
         out = TraceTensor(op, stack_info, tuple(shape), dtype, device)
         op._out = _weak(out)
         return out
@@ -53,12 +54,13 @@ class Storage(BaseTraceOp):
         # every eager evaluation asks for it.)
         kid = getattr(self, "_kid", None)
         if kid is None:
-            outputs = self.outputs
-            if len(outputs) != 1:
+            out = self._out  # (the only output, held weakly, or a list: see BaseTraceOp.outputs)
+            o = out() if type(out) is not list else out[0] if len(out) == 1 else None
+            if o is None:
                 return super().key_id()
-            o = outputs[0]
             device = o.device
-            kid = self._kid = intern_key(((Storage,), 0, 1, (o.shape, o.dtype, device.kind, device.index)))
+            kid = intern_key(((Storage,), 0, 1, (o.shape, o.dtype, device.kind, device.index)))
+            self._kid: Optional[int] = kid
         return kid  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
@@ -77,6 +79,7 @@ class ResultStorage(Storage):
                  device: Any) -> None:  # noqa: D107 (fields as in Storage; one output)
         self.inputs = []
         self._out = _weak(output)
+        self._kid = None
         self.data = data
         self.shape = shape
         self.dtype = dtype
