@@ -26,25 +26,29 @@ def test_transposed_weight_is_hoisted_and_broadcast_constants_are_not():
     assert seen["frontier"] == [((128, 64), "Permute")]
 
 
+def hoisted_shapes_of_linear(in_features: int, out_features: int, rows_list) -> dict:
+    """rows -> shapes of what tp.compile hoists for a tp.Linear of `rows` rows (each program checked against NumPy)."""
+    layer = tp.Linear(in_features, out_features)
+    weight = RNG.standard_normal((out_features, in_features)).astype(np.float32)
+    bias = RNG.standard_normal((out_features,)).astype(np.float32)
+    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
+    seen = {}
+    for rows in rows_list:
+        def f(x, rows=rows):
+            y = layer(x)
+            seen[rows] = [tuple(t.shape) for t in constant_frontier([y.trace_tensor])]
+            return y
+
+        exe = tp.compile(f, args=[tp.InputInfo((rows, in_features), tp.float32)])
+        x = RNG.standard_normal((rows, in_features)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, rtol=1e-4, atol=1e-3)
+    return seen
+
+
 def test_transposed_weight_of_a_one_row_product_stays_in_the_program():
     # A program of one-row products reading >= 1M matrix elements runs on XLA:CPU's thunk runtime, where the
     # product reads the [out, in] weight as stored (XLA folds the transpose in). With two rows it is hoisted.
-    layer = tp.Linear(1024, 1024)
-    weight = RNG.standard_normal((1024, 1024)).astype(np.float32)
-    bias = RNG.standard_normal((1024,)).astype(np.float32)
-    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
-    seen = {}
-
-    for rows in (1, 2):
-        def f(x, rows=rows):
-            y = layer(x)
-            seen[rows] = constant_frontier([y.trace_tensor])
-            return y
-
-        exe = tp.compile(f, args=[tp.InputInfo((rows, 1024), tp.float32)])
-        x = RNG.standard_normal((rows, 1024)).astype(np.float32)
-        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, atol=1e-3)
-    assert seen[1] == [] and [tuple(t.shape) for t in seen[2]] == [(1024, 1024)]
+    assert hoisted_shapes_of_linear(1024, 1024, (1, 2)) == {1: [], 2: [(1024, 1024)]}
 
 
 def test_transposed_weight_of_a_product_of_many_rows_stays_in_the_program():
@@ -52,20 +56,7 @@ def test_transposed_weight_of_a_product_of_many_rows_stays_in_the_program():
     # [in, out] weight is hoisted (XLA would copy an [out, in] one transposed on every call).
     from tripy_frontend.compiler.hoisting import MANY_ROWS
 
-    layer = tp.Linear(256, 512)
-    weight = RNG.standard_normal((512, 256)).astype(np.float32)
-    bias = RNG.standard_normal((512,)).astype(np.float32)
-    layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
-    seen = {}
-    for rows in (MANY_ROWS - 1, MANY_ROWS, 2 * MANY_ROWS):
-        def f(x, rows=rows):
-            y = layer(x)
-            seen[rows] = [tuple(t.shape) for t in constant_frontier([y.trace_tensor])]
-            return y
-
-        exe = tp.compile(f, args=[tp.InputInfo((rows, 256), tp.float32)])
-        x = RNG.standard_normal((rows, 256)).astype(np.float32)
-        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ weight.T + bias, rtol=1e-4, atol=1e-3)
+    seen = hoisted_shapes_of_linear(256, 512, (MANY_ROWS - 1, MANY_ROWS, 2 * MANY_ROWS))
     assert seen == {MANY_ROWS - 1: [(256, 512)], MANY_ROWS: [], 2 * MANY_ROWS: []}
 
 
