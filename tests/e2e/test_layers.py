@@ -252,6 +252,18 @@ def test_conv(eager_or_compiled, n, kernel, stride, pad, dilation, groups, bias)
     assert np.allclose(np.from_dlpack(out), expected, atol=1e-4)
 
 
+@pytest.mark.parametrize("stride,groups", [(1, 1), (2, 1), (1, 4)])
+def test_conv_with_big_kernels(eager_or_compiled, stride, groups):
+    # >= 1M kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_runtime.py)
+    conv = tp.Conv(512, 2048, (3, 3), stride=(stride, stride), padding=((1, 1), (1, 1)),
+                   groups=groups, bias=True)
+    p = load_random(conv)
+    x = rand(1, 512, 7, 7)
+    out = eager_or_compiled(conv, tp.Tensor(x))
+    expected = np_conv(x, p["weight"], p["bias"], (stride, stride), ((1, 1), (1, 1)), (1, 1), groups)
+    np.testing.assert_allclose(np.from_dlpack(out), expected, rtol=1e-4, atol=2e-3)
+
+
 @pytest.mark.parametrize("n,kernel,stride,pad,dilation,groups,bias", CONV_CASES)
 def test_conv_transpose(eager_or_compiled, n, kernel, stride, pad, dilation, groups, bias):
     args = _conv_args(n, kernel, stride, pad, dilation)
