@@ -39,14 +39,15 @@ def test_one_matrix_matrix_product_keeps_the_classic_runtime():
     assert not cpu_runtime.prefers_thunk_runtime(program)
 
 
-def conv(channels: int, size: int, batch: int = 1) -> bytes:
-    """A 3x3 convolution, NHWC input and HWIO kernel (the layouts tp.Conv's programs use on the CPU)."""
-    x, k = f"{batch}x{size}x{size}x{channels}", f"3x3x{channels}x{channels}"
+def conv(channels: int, size: int, extra_body: str = "", extra_args: str = "") -> bytes:
+    """A 3x3 convolution, NHWC input and HWIO kernel (the layouts tp.Conv's programs use on the CPU), with
+    `extra_body` (ops on `extra_args`) before its return."""
+    x, k = f"1x{size}x{size}x{channels}", f"3x3x{channels}x{channels}"
     body = (f"  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
             "window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
             f"feature_group_count = 1 : i64}} : (tensor<{x}xf32>, tensor<{k}xf32>) -> tensor<{x}xf32>\n"
-            f"  return %0 : tensor<{x}xf32>")
-    return module(body, f"%arg0: tensor<{x}xf32>, %arg1: tensor<{k}xf32>", f"tensor<{x}xf32>")
+            f"{extra_body}  return %0 : tensor<{x}xf32>")
+    return module(body, f"%arg0: tensor<{x}xf32>, %arg1: tensor<{k}xf32>{extra_args}", f"tensor<{x}xf32>")
 
 
 @pytest.mark.parametrize("program, thunk", [
@@ -58,12 +59,9 @@ def test_thunk_runtime_for_big_convolution_kernels(program, thunk):
 
 
 def test_convolutions_beside_a_matrix_matrix_product_keep_the_classic_runtime():
-    lines = conv(512, 7).decode().splitlines()
     product = ("  %1 = stablehlo.dot_general %arg2, %arg3, contracting_dims = [1] x [0] : "
-               "(tensor<16x768xf32>, tensor<768x2048xf32>) -> tensor<16x2048xf32>")
-    args = lines[0][len("func.func @main("):lines[0].index(") ->")]
-    header = lines[0].replace(args, args + ", %arg2: tensor<16x768xf32>, %arg3: tensor<768x2048xf32>")
-    program = "\n".join([header, lines[1], product, *lines[2:]]).encode()
+               "(tensor<16x768xf32>, tensor<768x2048xf32>) -> tensor<16x2048xf32>\n")
+    program = conv(512, 7, product, ", %arg2: tensor<16x768xf32>, %arg3: tensor<768x2048xf32>")
     assert not cpu_runtime.prefers_thunk_runtime(program)
 
 
