@@ -7,7 +7,7 @@ three ways in one process, interleaved:
 
 * ``tp.Linear``: tripy layers with biases, compiled, as ``examples/gpt2`` runs them (a program of one-row
   products: its weights stay ``[out, in]`` and each product is kept out of XLA's fusions, see
-  ``tripy_backend/cpu_runtime.py``);
+  ``tripy_backend/cpu_plan.py``);
 * ``x @ W^T``: tripy, weights passed as arguments in ``[out, in]`` layout, no bias;
 * NumPy: ``x @ W.T + b`` (its BLAS, e.g. OpenBLAS).
 

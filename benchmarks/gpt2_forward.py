@@ -50,7 +50,7 @@ def measure(runs: Dict[str, Callable[[], Any]], warmup: int, iters: int, settle:
     return times
 
 
-# The XLA options tripy compiles with (tripy_backend._xla.compile_option_overrides), for jax.jit: XLA:CPU's
+# The XLA options tripy compiles with (tripy_backend.cpu_plan.compile_options), for jax.jit: XLA:CPU's
 # classic runtime (instead of the thunk runtime that is the default in jaxlib 0.6), whose matrix products go
 # to oneDNN; excess precision disallowed; XNNPACK fusions need the thunk runtime, so they are off. tripy's
 # levels 0-3 (the default 3) also generate code with LLVM -O2; 4-5 keep XLA's -O3.

@@ -71,17 +71,16 @@ def test_configure_tensorrt_sets_builder_flags(monkeypatch):
         devices.configure_tensorrt(builder_optimization_level=9)
 
 
-def test_xla_cpu_options_follow_the_level_unless_the_environment_says(monkeypatch):
-    from tripy_backend import _xla
+def test_xla_cpu_options_follow_the_level_and_the_runtime():
+    from tripy_backend import _xla, cpu_plan
 
     classic = ("xla_cpu_use_thunk_runtime", False)
     llvm_o2 = ("xla_backend_optimization_level", 2)
-    monkeypatch.delenv("TRIPY_XLA_CPU_RUNTIME", raising=False)
     for level in range(6):
-        options = _xla.compile_option_overrides("cpu", level)
-        assert classic in options and (llvm_o2 in options) == (level <= 3)
-    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "thunk")  # XLA's own defaults, as jax.jit uses them
-    assert _xla.compile_option_overrides("cpu", 3) == _xla.compile_option_overrides("cpu", 5) == []
-    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "classic")
-    assert llvm_o2 in _xla.compile_option_overrides("cpu", 0)
-    assert _xla.compile_option_overrides("cuda", 5) == []
+        options = cpu_plan.compile_options("cpu", level)
+        if _xla.has_classic_cpu_runtime():
+            assert classic in options and (llvm_o2 in options) == (level <= 3)
+        else:  # (jaxlib >= 0.8: the thunk runtime only)
+            assert classic not in options
+    assert cpu_plan.compile_options("cpu", 3, "thunk") == cpu_plan.compile_options("cpu", 5, "thunk")
+    assert cpu_plan.compile_options("cuda", 5) == []

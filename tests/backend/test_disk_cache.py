@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tripy_backend import _xla, disk_cache
+from tripy_backend import _xla, cpu_plan, disk_cache
 from tripy_backend import compile as backend_compile
 from tripy_backend.memory import to_device, to_numpy
 from tripy_flatir import FlatIRFunction, FlatIRTensor, device, float32
@@ -94,7 +94,7 @@ def test_second_compile_is_loaded_not_compiled(cache_dir, monkeypatch):
 
 
 def test_key_covers_program_and_compiler():
-    fp = _xla.compiler_fingerprint("cpu", 0)
+    fp = cpu_plan.fingerprint("cpu", 0)
     assert "jaxlib=" in fp and "platform=cpu" in fp and "device=" in fp
     base = disk_cache.program_key(b"program", fp)
     assert base == disk_cache.program_key(b"program", fp)

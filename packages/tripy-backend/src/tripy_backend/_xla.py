@@ -85,27 +85,32 @@ def compilation_count() -> int:
     return compilations
 
 
-def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
-    """Compile a (statically shaped) StableHLO module; returns a loaded executable."""
+def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = ()) -> Any:
+    """Compile a (statically shaped) StableHLO module with XLA `options` (``cpu_plan.prepare`` gives both);
+    returns a loaded executable."""
     import jaxlib._jax as jx
-
-    from tripy_backend import cpu_runtime
 
     global compilations
     with _client_lock:
         compilations += 1
     c = client(platform)
-    dev = device_handle(platform, index)
-    options = jx.CompileOptions()
-    # (the runtime decided once: it parses the module; compile_option_overrides without a module gives the
-    # options of a program that is not a thunk-runtime one)
-    thunk = platform == "cpu" and cpu_runtime.uses_thunk_runtime(module_bytes)
-    options.env_option_overrides = [] if thunk else compile_option_overrides(platform, optimization_level)
-    if thunk:
-        module_bytes = cpu_runtime.isolate_matrix_vector_products(module_bytes)
+    compile_options = jx.CompileOptions()
+    compile_options.env_option_overrides = list(options)
     if hasattr(c, "compile_and_load"):
-        return c.compile_and_load(module_bytes, jx.DeviceList((dev,)), options)
-    return c.compile(module_bytes, options)  # older jaxlib
+        return c.compile_and_load(module_bytes, jx.DeviceList((device_handle(platform, index),)), compile_options)
+    return c.compile(module_bytes, compile_options)  # older jaxlib
+
+
+@functools.lru_cache(maxsize=None)
+def has_classic_cpu_runtime() -> bool:
+    """Whether XLA:CPU still has its classic runtime (``xla_cpu_use_thunk_runtime=False``): jaxlib 0.8 removed it."""
+    import jaxlib
+
+    return _version(jaxlib.__version__) < (0, 8)
+
+
+def _version(text: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".")[:2])
 
 
 def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
@@ -115,36 +120,6 @@ def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
         return float(cost.get("flops", max_flops)) < max_flops and float(cost.get("bytes accessed", max_bytes)) < max_bytes
     except Exception:  # (a backend without a cost analysis)
         return False
-
-
-def compile_option_overrides(platform: str, optimization_level: int = 3, module_bytes: bytes = b"") -> list:
-    """XLA options tripy sets per compilation of `module_bytes` (not process-wide, unlike XLA_FLAGS); what
-    decides them is part of the persistent cache's key.
-
-    On XLA:CPU tripy compiles for XLA's *classic* runtime (one compiled function per program; matrix
-    products and convolutions rewritten to oneDNN calls; without excess precision) rather than the
-    *thunk* runtime that is XLA's default (one call per kernel, Eigen dots). ``optimization_level`` 0-3
-    (the default 3, and eager evaluation) generate code with LLVM at -O2, 4-5 at -O3 (XLA's default).
-    Measured on GPT-2 small (2 cores): thunk/-O3 (what ``jax.jit`` uses) compiles in 3.5 s and runs in
-    574 ms; classic/-O3 5.4 s and 217 ms; classic/-O2 3.2 s and 218 ms. Elementwise programs run as
-    fast at -O2 as at -O3 and compile ~2x faster; small programs run ~3x faster on the classic runtime
-    (less per-kernel dispatch). The classic runtime compiles on one thread, the thunk runtime in
-    parallel, so on machines with many cores the thunk runtime compiles faster (in wall time).
-    ``TRIPY_XLA_CPU_RUNTIME=thunk`` compiles everything with XLA's defaults instead, ``=classic`` everything
-    for the classic runtime (the default, ``auto``: tripy's choice per program, below). oneDNN is slower
-    than Eigen on some matmul shapes (512x512x512: ~0.75x); XNNPACK dots (``xla_cpu_use_xnnpack``) work
-    with the thunk runtime only (GPT-2: 512 ms).
-    Programs made of big matrix-vector products (a decoding step) compile for the thunk runtime, whose
-    Eigen products use all cores (see ``cpu_runtime``).
-    """
-    from tripy_backend import cpu_runtime
-
-    if platform != "cpu" or cpu_runtime.uses_thunk_runtime(module_bytes):
-        return []
-    options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
-    if optimization_level <= 3:
-        options.append(("xla_backend_optimization_level", 2))
-    return options
 
 
 def refine_shapes(module_bytes: bytes) -> bytes:
@@ -163,28 +138,52 @@ def execute(executable: Any, buffers: Sequence[Any]) -> list:
 def to_device(array: np.ndarray, platform: str, index: int) -> Any:
     """A new device buffer with a copy of `array`. (Always a copy: by default the CPU client aliases a
     suitably aligned host array, and the user's later writes to it would change the tensor.)"""
-    target = _put_targets.get((platform, index))
-    if target is None:
-        import jaxlib._jax as jx
-
-        target = _put_targets[(platform, index)] = (client(platform).buffer_from_pyval, device_handle(platform, index),
-                                                     jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    put, dev, copy = target
-    return put(array, dev, False, copy)
+    put, copy, _ = _uploader(platform, index)
+    return put(array, copy)
 
 
 def adopt(array: np.ndarray, platform: str, index: int) -> Any:
     """A device buffer with the data of `array`, an array tripy made and nobody else holds: on the CPU it
     may share its memory (PJRT keeps the array alive), which saves the copy `to_device` makes."""
+    put, _, share = _uploader(platform, index)
+    return put(array, share)
+
+
+# (platform, device index) -> (put(array, semantics) -> buffer, the copying and the sharing semantics): an
+# upload looks up none of them.
+_uploaders: Dict[Tuple[str, int], Tuple[Callable[[np.ndarray, Any], Any], Any, Any]] = {}
+
+
+def _uploader(platform: str, index: int) -> Tuple[Callable[[np.ndarray, Any], Any], Any, Any]:
+    uploader = _uploaders.get((platform, index))
+    if uploader is None:
+        import jaxlib._jax as jx
+
+        semantics = jx.HostBufferSemantics
+        put = _put_function(client(platform), device_handle(platform, index))
+        uploader = _uploaders[(platform, index)] = (put, semantics.IMMUTABLE_ONLY_DURING_CALL, semantics.ZERO_COPY)
+    return uploader
+
+
+def _put_function(c: Any, dev: Any) -> Callable[[np.ndarray, Any], Any]:
+    """put(array, host buffer semantics) -> a buffer on `dev`: the client's own upload where jaxlib has it
+    (jaxlib 0.6), else jaxlib's batched_device_put of one shard (jaxlib >= 0.7 removed ``buffer_from_pyval``)."""
+    if hasattr(c, "buffer_from_pyval"):
+        from_pyval = c.buffer_from_pyval
+        return lambda array, semantics: from_pyval(array, dev, False, semantics)
     import jaxlib._jax as jx
+    from jax.sharding import SingleDeviceSharding
 
-    return client(platform).buffer_from_pyval(array, device_handle(platform, index), False,
-                                              jx.HostBufferSemantics.ZERO_COPY)
+    sharding, devices, device_put = SingleDeviceSharding(dev), [dev], jx.batched_device_put
+    return lambda array, semantics: device_put(_aval(array.shape, array.dtype), sharding, [array], devices, True,
+                                               False, semantics, True)  # (True: keep 64-bit types as they are)
 
 
-# (platform, device index) -> (the client's buffer_from_pyval, the device, the copying semantics): an upload
-# looks up none of them.
-_put_targets: Dict[Tuple[str, int], Tuple[Any, Any, Any]] = {}
+@functools.lru_cache(maxsize=1024)
+def _aval(shape: Tuple[int, ...], dtype: np.dtype) -> Any:
+    import jax.core
+
+    return jax.core.ShapedArray(shape, dtype)
 
 
 def cpu_dlpack(buffer: Any) -> Any:
@@ -216,12 +215,18 @@ def serialize_portable_artifact(module_bytes: bytes, target_version: str) -> byt
     return jx.mlir.serialize_portable_artifact(module_bytes, target_version)
 
 
-def deserialize_portable_artifact(artifact: bytes) -> str:
-    """The module (text) in a portable StableHLO artifact; raises if it is not a valid artifact."""
+def deserialize_portable_artifact(artifact: bytes) -> "str | bytes":
+    """The module in a portable StableHLO artifact (text, or bytecode), for ``ir.Module.parse``; raises if it is
+    not a valid artifact. (jaxlib 0.6 returns the text; newer jaxlibs a module in the current MLIR context.)"""
     import jaxlib._jax as jx
 
-    out = jx.mlir.deserialize_portable_artifact(artifact)
-    return out if isinstance(out, str) else out.decode()
+    from tripy_flatir.mlir_utils import bytecode, context
+
+    with context():
+        out = jx.mlir.deserialize_portable_artifact(artifact)
+        if isinstance(out, (str, bytes)):
+            return out
+        return bytecode(out)
 
 
 class Launcher:
@@ -265,7 +270,10 @@ def result_handler(array: Any) -> Any:
     import jaxlib._jax as jx
 
     aval = jax.core.ShapedArray(tuple(array.shape), array.dtype)
-    return jx.array_result_handler(aval, array.sharding, True, True)
+    try:
+        return jx.array_result_handler(aval, array.sharding, True, True)  # (committed, _skip_checks)
+    except TypeError:  # jaxlib >= 0.12 dropped _skip_checks
+        return jx.array_result_handler(aval, array.sharding, True)
 
 
 # ---- persistent compilation cache support (used by disk_cache.py) -------------------------------------
@@ -281,18 +289,10 @@ def deserialize_executable(data: bytes, platform: str, index: int) -> Any:
     return c.deserialize_executable(data, jx.DeviceList((device_handle(platform, index),)), jx.CompileOptions())
 
 
-def compiler_fingerprint(platform: str, index: int, optimization_level: int = 3) -> str:
-    """Everything besides the program that decides what the compiler produces: jaxlib (XLA) version,
-    the platform and device, the host CPU (XLA:CPU specializes code to the CPU's features), XLA_FLAGS
-    and tripy's compile options."""
-    from tripy_backend import cpu_runtime
-
-    options = compile_option_overrides(platform, optimization_level)
-    return f"{_host_fingerprint(platform, index)};options={options};cpu_runtime={cpu_runtime.policy()}"
-
-
 @functools.lru_cache(maxsize=None)
-def _host_fingerprint(platform: str, index: int) -> str:
+def host_fingerprint(platform: str, index: int) -> str:
+    """The compiler and the host it compiles for: jaxlib (XLA) version, platform and device, the host CPU's
+    features (XLA:CPU specializes code to them) and ``XLA_FLAGS``."""
     import hashlib
     import os
     import platform as host

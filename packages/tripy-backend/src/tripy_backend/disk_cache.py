@@ -6,7 +6,7 @@ whatever the environment says). Off by default.
 
 * **Key**: SHA-256 of the program (the StableHLO bytecode handed to the compiler, after shape
   specialization) and the compiler fingerprint: jaxlib/XLA version, platform and its version, device,
-  host CPU features and ``XLA_FLAGS`` (see ``_xla.compiler_fingerprint``). A different compiler or
+  host CPU features and ``XLA_FLAGS`` (see ``cpu_plan.fingerprint``). A different compiler or
   machine never loads another's entry.
 * **Entries** are written to a temporary file in the same directory and moved into place with
   ``os.replace``, which is atomic: concurrent processes compiling the same program each write a
@@ -21,12 +21,11 @@ There is no size limit or eviction; delete the directory (or call ``clear()``) t
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import struct
 import tempfile
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 from tripy_flatir.logging import logger
 
@@ -158,18 +157,17 @@ def clear() -> None:
         DiskCache(root).clear()
 
 
-def compile(module_bytes: bytes, platform: str, index: int,
-            compile_fn: Optional[Callable[[bytes, str, int], Any]] = None, optimization_level: int = 3) -> Any:
-    """Compile through the persistent cache when it is on (see the module docstring), else just compile."""
-    from tripy_backend import _xla
+def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
+    """Compile as ``cpu_plan`` prepares the module, through the persistent cache when it is on (see the module
+    docstring)."""
+    from tripy_backend import _xla, cpu_plan
 
-    if compile_fn is None:
-        compile_fn = functools.partial(_xla.compile, optimization_level=optimization_level)
+    module_bytes, options = cpu_plan.prepare(module_bytes, platform, optimization_level)
     root = directory()
     if not root:
-        return compile_fn(module_bytes, platform, index)
+        return _xla.compile(module_bytes, platform, index, options)
     cache = DiskCache(root)
-    key = program_key(module_bytes, _xla.compiler_fingerprint(platform, index, optimization_level))
+    key = program_key(module_bytes, f"{cpu_plan.fingerprint(platform, index, optimization_level)};{options}")
     payload = cache.load(key)
     if payload is not None:
         try:
@@ -181,7 +179,7 @@ def compile(module_bytes: bytes, platform: str, index: int,
             stats.bad_entries += 1
             logger.log(f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling", "cache")
     stats.misses += 1
-    exe = compile_fn(module_bytes, platform, index)
+    exe = _xla.compile(module_bytes, platform, index, options)
     try:
         data = _xla.serialize_executable(exe, platform)
     except Exception as e:  # some programs/runtimes cannot be serialized: just do not cache them

@@ -19,10 +19,8 @@ def context() -> ir.Context:
     """This thread's MLIR context, with the func, StableHLO and CHLO dialects loaded."""
     ctx = getattr(_local, "context", None)
     if ctx is None:
-        from jaxlib.mlir._mlir_libs import register_jax_dialects  # upstream dialect registry (func, ...)
-
         registry = ir.DialectRegistry()
-        register_jax_dialects.register_dialects(registry)
+        _upstream_dialects().register_dialects(registry)
         ctx = ir.Context()
         ctx.append_dialect_registry(registry)
         ctx.load_all_available_dialects()
@@ -32,6 +30,17 @@ def context() -> ir.Context:
         chlo.register_dialect(ctx)
         _local.context = ctx
     return ctx
+
+
+def _upstream_dialects() -> Any:
+    """jaxlib's registry of the upstream MLIR dialects (func, arith, ...). This is the one place FlatIR reaches
+    past ``jax.extend.mlir``, and its module moved: jaxlib 0.6 calls it ``register_jax_dialects``, newer
+    jaxlibs fold it into ``_jax_mlir_ext``."""
+    try:
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext as upstream  # jaxlib >= 0.7
+    except ImportError:
+        from jaxlib.mlir._mlir_libs import register_jax_dialects as upstream  # type: ignore[no-redef]  # jaxlib 0.6
+    return upstream
 
 
 def bytecode(module: Any) -> bytes:

@@ -19,7 +19,7 @@ from tripy_frontend import results
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
 
 # The optimization level eager programs are compiled at: tripy.compile's default (see
-# tripy_backend._xla.compile_option_overrides for what it means on XLA:CPU).
+# tripy_backend.cpu_plan for what it means on XLA:CPU).
 EAGER_OPTIMIZATION_LEVEL = 3
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")

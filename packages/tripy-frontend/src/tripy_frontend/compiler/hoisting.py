@@ -12,19 +12,9 @@ cheap to make inside the program (``tp.ones((1024, 1024))``, a broadcast of a bi
 XLA can fuse it. A hoisted result costs memory for as long as the executable lives, as a prepacked
 weight does in other runtimes.
 
-Two exceptions, where a transposed weight stays in the program (XLA folds the transpose into the product,
-which then reads the ``[out, in]`` weight as stored, and no second copy of the weight is made):
-
-* a program whose matrix products all have a single row (``x @ W^T``, a decoding step) and that XLA:CPU
-  therefore runs on its thunk runtime (``tripy_backend/cpu_runtime.py``): there, reading each row of the
-  ``[out, in]`` weight is the fastest form of those products.
-* on the CPU, a product of at least ``MANY_ROWS`` rows: oneDNN's matrix product reads the ``[out, in]``
-  weight at least as fast as an ``[in, out]`` one, and much faster where ``in`` is the shorter side (GPT-2
-  small at 128 tokens: its ``768 -> 3072`` products took 6.7 ms instead of 11.4, the whole forward ~300 ms of
-  products instead of ~370; measured in one process, 2-core VM).
-
-A product of a few rows (or one, on the classic runtime) still gets the hoisted ``[in, out]`` weight: XLA then
-copies an ``[out, in]`` weight transposed on every call (8x slower for a 2-row product of a 768x3072 weight).
+A transposed weight stays in the program where XLA reads the ``[out, in]`` weight as fast as an ``[in, out]``
+copy: which products those are is the backend's CPU plan (``tripy_backend/cpu_plan.py``), asked here with the
+trace's products, as the backend asks it with the StableHLO module's.
 """
 
 from __future__ import annotations
@@ -34,6 +24,8 @@ import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
+from tripy_backend import cpu_plan
+from tripy_trace.ops.convolution import Convolution
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.permute import Permute
 from tripy_trace.ops.storage import Storage
@@ -42,10 +34,6 @@ from tripy_trace.trace import signature, topological_order
 
 # Stored data smaller than this (elements) is not worth an argument of its own: scalars, shape values.
 MIN_ELEMENTS = 4096
-
-# Rows of a matrix product from which, on the CPU, its transposed weight stays in the program (see above).
-MANY_ROWS = 64
-
 
 class _Evaluable:
     """What ``eager.evaluate`` takes: something with a ``trace_tensor``."""
@@ -97,7 +85,7 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     runtime input reads, no larger than the stored data behind them and at least MIN_ELEMENTS of it (but not
     the transposed weights that stay in the program: see the module docstring)."""
     order = topological_order(outputs)
-    matrix_vector_program = _matrix_vector_program(order)
+    program_runtime = _cpu_runtime(order)
     stored: Dict[int, int] = {}  # id(tensor) -> elements of stored data it is computed from, if constant
     frontier: Dict[int, TraceTensor] = {}
     for op in order:
@@ -111,45 +99,36 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
             continue
         for i in op.inputs:
             if (id(i) in stored and not isinstance(i.producer, Storage) and stored[id(i)] >= MIN_ELEMENTS
-                    and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, matrix_vector_program)):
+                    and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, program_runtime)):
                 frontier[id(i)] = i
     return list(frontier.values())
 
 
-def _matrix_vector_program(order: Sequence[Any]) -> bool:
-    """Whether XLA:CPU will run the graph on its thunk runtime as a program of matrix-vector products (the
-    choice of ``tripy_backend.cpu_runtime``, made here from the trace): on the CPU, every matrix product has a
-    single row and together they read at least ``MATRIX_VECTOR_ELEMENTS`` matrix elements, or
-    ``TRIPY_XLA_CPU_RUNTIME=thunk``."""
-    from tripy_backend import cpu_runtime
-
-    products = [op for op in order if isinstance(op, MatrixMultiply)]
-    runtime = cpu_runtime.requested()
-    if not products or runtime == "classic" or products[0].outputs[0].device.kind != "cpu":
-        return False
-    if not all(x.rank == 1 or x.shape[-2] == 1 for x in (op.inputs[0] for op in products)):
-        return False
-    return runtime == "thunk" or sum(_elements(op.inputs[1]) for op in products) >= cpu_runtime.MATRIX_VECTOR_ELEMENTS
+def _cpu_runtime(order: Sequence[Any]) -> str:
+    """The XLA:CPU runtime the backend's plan will choose for this graph (``cpu_plan.runtime``), from its
+    matrix products and convolutions."""
+    products = [_product(op) for op in order if isinstance(op, MatrixMultiply)]
+    kernels = sum(_elements(op.inputs[1]) for op in order if isinstance(op, Convolution))
+    return cpu_plan.runtime(products, kernels)
 
 
-def _stays_transposed(op: Any, t: TraceTensor, matrix_vector_program: bool) -> bool:
-    """Whether `t`, read by `op`, is a transposed weight that stays in the program (see the module docstring)."""
-    if not _transposed_weight(op, t):
+def _product(op: MatrixMultiply) -> "cpu_plan.Product":
+    x, w = op.inputs[0], op.inputs[1]
+    if not (x.is_static and w.is_static):
+        return cpu_plan.Product(-1, 0)
+    free = (x.shape[-2] if x.rank >= 2 else 1, w.shape[-1] if w.rank >= 2 else 1)
+    return cpu_plan.Product(min(free), _elements(x) if free[0] >= free[1] else _elements(w))
+
+
+def _stays_transposed(op: Any, t: TraceTensor, program_runtime: str) -> bool:
+    """Whether `t`, read by `op`, is a transposed stored weight that stays in the program (``[out, in]``, read
+    as stored: see the module docstring)."""
+    if not (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
+            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2 and t.device.kind == "cpu"):
         return False
-    if matrix_vector_program:
-        return True
     x = op.inputs[0]
-    return t.device.kind == "cpu" and x.rank >= 2 and x.shape[-2] >= MANY_ROWS
-
-
-def _transposed_weight(op: Any, t: TraceTensor) -> bool:
-    """Whether `op` is a matrix product reading `t`, a transposed stored matrix big enough for the backend to
-    isolate the product (``cpu_runtime.ISOLATE_ELEMENTS``), as its right operand."""
-    from tripy_backend.cpu_runtime import ISOLATE_ELEMENTS
-
-    return (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
-            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2
-            and _elements(t) >= ISOLATE_ELEMENTS)
+    rows = (x.shape[-2] if x.rank >= 2 else 1) if x.is_static else -1
+    return cpu_plan.keeps_transposed_weight(rows, _elements(t), program_runtime)
 
 
 def _elements(t: TraceTensor) -> int:

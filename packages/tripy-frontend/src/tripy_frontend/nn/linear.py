@@ -103,7 +103,6 @@ class Linear(Module):
             when the layer has a bias (nvtripy adds the bias as a ``[1, out_features]`` row), and
             ``[out_features]`` when it has none.
         """
-        from tripy_frontend.compiler.tracing import traced_function
         from tripy_frontend.ops.reshape import reshape
         from tripy_frontend.ops.transpose import transpose
 
@@ -121,15 +120,9 @@ class Linear(Module):
         if x.rank > 2:
             # One 2-D product instead of a batched one with the weight broadcast along the batch.
             x = reshape(x, (-1, self.in_features))
-        if x.rank == 2 and x.trace_tensor.shape[0] == 1 and traced_function() is None:
-            # One row in eager mode (e.g. a decoding step): W x^T, with the weight as the left operand, read as
-            # stored by XLA:CPU's matrix-vector kernel. As the right operand of x W^T (with the bias add fused
-            # in), XLA copies a transposed weight on every call: ~40x slower for a 3072x768 weight. (tp.compile
-            # transposes the weight once instead, see compiler/hoisting.py, and x W^T then reads it faster:
-            # GPT-2's decoding step 43 ms instead of 47.)
-            out = transpose(weight @ transpose(x, 0, 1), 0, 1)
-        else:
-            out = x @ transpose(weight, 0, 1)
+        # x W^T in eager and compiled mode alike: which layout of W the product reads (as stored, or an [in, out]
+        # copy tp.compile makes once) is the backend's CPU plan (tripy_backend/cpu_plan.py).
+        out = x @ transpose(weight, 0, 1)
         if self.bias is not None:
             out = out + (reshape(self.bias, (1, self.out_features)) if x.rank == 1 else self.bias)
         if len(leading) > 1:
