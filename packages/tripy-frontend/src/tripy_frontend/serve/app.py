@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import uuid
-from typing import Any, AsyncIterator, Dict, List, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -102,13 +102,27 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
         data = [{"id": lm.name, "object": "model", "owned_by": "tripy"}] if lm is not None else []
         return JSONResponse({"object": "list", "data": data})
 
-    app = Starlette(routes=[
-        Route("/v2/health/live", live), Route("/v2/health/ready", ready), Route("/v2", server_metadata),
-        Route("/v2/models/{name}", model_metadata), Route("/v2/models/{name}/ready", model_ready),
-        Route("/v2/models/{name}/stats", model_stats), Route("/v2/models/{name}/infer", infer, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]), Route("/v1/models", list_models),
-    ], exception_handlers={ServeError: refused, Exception: failed})
-    return app
+    return Starlette(routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in [
+        ("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]), ("/v2", server_metadata, ["GET"]),
+        ("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
+        ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"]),
+        ("/v1/completions", completions, ["POST"]), ("/v1/models", list_models, ["GET"]),
+    ]])
+
+
+def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """`handler`, answering a ServeError with its status and any other exception with a logged 500. (Done here
+    rather than with Starlette's handler for ``Exception``, which re-raises, so uvicorn drops the connection.)"""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ServeError as e:
+            return refused(request, e)
+        except Exception as e:
+            return failed(request, e)
+
+    return endpoint
 
 
 async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream: bool) -> Response:
@@ -131,10 +145,15 @@ async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream
     async def events() -> AsyncIterator[str]:
         done = object()
         new: List[int] = []
-        while (token := await asyncio.to_thread(next, tokens, done)) is not done:
-            assert isinstance(token, int)
-            new.append(token)
-            yield f"data: {json.dumps({**head, 'choices': [choice([token], None)]})}\n\n"
+        try:
+            while (token := await asyncio.to_thread(next, tokens, done)) is not done:
+                assert isinstance(token, int)
+                new.append(token)
+                yield f"data: {json.dumps({**head, 'choices': [choice([token], None)]})}\n\n"
+        except Exception as e:  # the status line is sent: say so in the stream, and log it
+            log.error("internal error while streaming a completion", exc_info=e)
+            yield f"data: {json.dumps({'error': {'message': f'Internal server error ({e})', 'type': 'server_error'}})}\n\n"
+            return
         yield f"data: {json.dumps({**head, 'choices': [{**choice([], finish_reason(new))}]})}\n\n"
         yield "data: [DONE]\n\n"
 
@@ -145,15 +164,14 @@ def _openai(request: Request) -> bool:
     return request.url.path.startswith("/v1/")
 
 
-async def refused(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ServeError)
+def refused(request: Request, exc: ServeError) -> Response:
     message = str(exc)
     if _openai(request):
         return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=exc.status)
     return JSONResponse({"error": message}, status_code=exc.status)
 
 
-async def failed(request: Request, exc: Exception) -> Response:
+def failed(request: Request, exc: Exception) -> Response:
     log.error("internal error while serving %s %s", request.method, request.url.path, exc_info=exc)
     message = f"Internal server error ({type(exc).__name__}: {exc}); the server logged the details."
     if _openai(request):

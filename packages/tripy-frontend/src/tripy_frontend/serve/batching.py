@@ -37,7 +37,7 @@ def run(exe: Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
     return [to_numpy(o) for o in (outs if isinstance(outs, tuple) else (outs,))]
 
 
-@dataclass
+@dataclass(eq=False)  # (compared by identity: it holds arrays)
 class _Request:
     arrays: List[np.ndarray]
     rows: int
@@ -143,10 +143,10 @@ class BatchingModel:
         return batch
 
     async def _run_batch(self, batch: List[_Request]) -> None:
-        arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
-            if len(batch) > 1 else batch[0].arrays
         self._count(sum(r.rows for r in batch))
         try:
+            arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
+                if len(batch) > 1 else batch[0].arrays
             outs = await asyncio.to_thread(run, self.exe, arrays)
         except Exception as e:  # every request of the batch gets the failure (the server logs it)
             for r in batch:
