@@ -66,6 +66,10 @@ def test_five_wheels_run_the_quickstart(wheels, tmp_path):
     where = _run(python, ["-c", "import tripy, tripy_backend; print(tripy.__file__, tripy_backend.__file__)"],
                  cwd=tmp_path)
     assert str(ROOT) not in where
+    # The `tripy` console script comes with the wheel; without the `serve` extra it says how to get it.
+    serve = subprocess.run([str(python.parent / "tripy"), "serve", "model.tpexe"], capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert serve.returncode == 1 and "pip install 'tripy[serve]'" in serve.stderr, serve.stderr
 
 
 @pytest.mark.slow

@@ -1,0 +1,179 @@
+"""The HTTP routes (a Starlette application): the Open Inference Protocol (KServe v2) for each served
+executable, and ``/v1/completions`` for a language model.
+
+Bad requests get a 4xx whose JSON body says why (``{"error": message}``, as the protocol specifies; the
+OpenAI routes use ``{"error": {"message", "type"}}``). Any other failure is logged with its traceback and
+answered with a 500; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tripy_frontend.serve.batching import BatchingModel
+from tripy_frontend.serve.completions import LanguageModel
+from tripy_frontend.serve.protocol import ServeError, decode_inputs, encode_outputs, metadata
+
+log = logging.getLogger("tripy.serve")
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request's JSON body, refused (413) past `limit` bytes before it is all read."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ServeError(413, f"The request body ({declared} bytes) is larger than this server's limit of {limit} "
+                              "bytes (--max-body-bytes).")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ServeError(413, f"The request body is larger than this server's limit of {limit} bytes "
+                                  "(--max-body-bytes).")
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ServeError(400, f"The request body is not valid JSON: {e}.") from None
+
+
+def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
+               max_body_bytes: int = 64 << 20) -> Starlette:
+    """The application serving `models` (name -> model) and, if given, the language model `lm`."""
+
+    def model(request: Request) -> BatchingModel:
+        name = request.path_params["name"]
+        if name not in models:
+            raise ServeError(404, f"Unknown model '{name}'. This server has: {', '.join(sorted(models)) or 'none'}.")
+        return models[name]
+
+    async def live(request: Request) -> Response:
+        return JSONResponse({"live": True})
+
+    async def ready(request: Request) -> Response:
+        return JSONResponse({"ready": True})  # models are loaded (and compiled) before the server listens
+
+    async def server_metadata(request: Request) -> Response:
+        return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["statistics"]})
+
+    async def model_metadata(request: Request) -> Response:
+        m = model(request)
+        return JSONResponse(metadata(request.path_params["name"], m.exe, m.parameters()))
+
+    async def model_ready(request: Request) -> Response:
+        model(request)
+        return JSONResponse({"name": request.path_params["name"], "ready": True})
+
+    async def model_stats(request: Request) -> Response:
+        return JSONResponse({"model_stats": [{"name": request.path_params["name"], "version": "1",
+                                              **model(request).stats.to_json()}]})
+
+    async def infer(request: Request) -> Response:
+        m = model(request)
+        body = await read_json(request, max_body_bytes)
+        outputs = await m.infer(decode_inputs(body, m.names))
+        response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1",
+                                    "outputs": encode_outputs(outputs)}
+        if isinstance(body.get("id"), str):
+            response["id"] = body["id"]
+        return JSONResponse(response)
+
+    async def completions(request: Request) -> Response:
+        if lm is None:
+            raise ServeError(404, "This server has no language model (start it with --lm model.json).")
+        body = await read_json(request, max_body_bytes)
+        if not isinstance(body, dict):
+            raise ServeError(400, "The request body must be a JSON object.")
+        if body.get("model", lm.name) != lm.name:
+            raise ServeError(404, f"Unknown model '{body['model']}'. This server's language model is '{lm.name}'.")
+        prompt = lm.prompt_ids(body)
+        max_tokens = lm.max_tokens(body, prompt)
+        return await complete(lm, prompt, max_tokens, stream=bool(body.get("stream", False)))
+
+    async def list_models(request: Request) -> Response:
+        data = [{"id": lm.name, "object": "model", "owned_by": "tripy"}] if lm is not None else []
+        return JSONResponse({"object": "list", "data": data})
+
+    return Starlette(routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in [
+        ("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]), ("/v2", server_metadata, ["GET"]),
+        ("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
+        ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"]),
+        ("/v1/completions", completions, ["POST"]), ("/v1/models", list_models, ["GET"]),
+    ]])
+
+
+def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """`handler`, answering a ServeError with its status and any other exception with a logged 500. (Done here
+    rather than with Starlette's handler for ``Exception``, which re-raises, so uvicorn drops the connection.)"""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ServeError as e:
+            return refused(request, e)
+        except Exception as e:
+            return failed(request, e)
+
+    return endpoint
+
+
+async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream: bool) -> Response:
+    """The completion of `prompt`: one JSON response, or server-sent events with one token each."""
+    tokens = lm.generate(prompt, max_tokens)
+    head = {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
+            "model": lm.name}
+
+    def choice(new: List[int], finish: Optional[str]) -> Dict[str, Any]:
+        return {"index": 0, "text": lm.text(new), "token_ids": new, "logprobs": None, "finish_reason": finish}
+
+    def finish_reason(new: List[int]) -> str:
+        return "stop" if new and new[-1] == lm.eos_token_id else "length"
+
+    if not stream:
+        new = await asyncio.to_thread(list, tokens)
+        usage = {"prompt_tokens": len(prompt), "completion_tokens": len(new), "total_tokens": len(prompt) + len(new)}
+        return JSONResponse({**head, "choices": [choice(new, finish_reason(new))], "usage": usage})
+
+    async def events() -> AsyncIterator[str]:
+        done = object()
+        new: List[int] = []
+        try:
+            while (token := await asyncio.to_thread(next, tokens, done)) is not done:
+                assert isinstance(token, int)
+                new.append(token)
+                yield f"data: {json.dumps({**head, 'choices': [choice([token], None)]})}\n\n"
+        except Exception as e:  # the status line is sent: say so in the stream, and log it
+            log.error("internal error while streaming a completion", exc_info=e)
+            yield f"data: {json.dumps({'error': {'message': f'Internal server error ({e})', 'type': 'server_error'}})}\n\n"
+            return
+        yield f"data: {json.dumps({**head, 'choices': [{**choice([], finish_reason(new))}]})}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _openai(request: Request) -> bool:
+    return request.url.path.startswith("/v1/")
+
+
+def refused(request: Request, exc: ServeError) -> Response:
+    message = str(exc)
+    if _openai(request):
+        return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=exc.status)
+    return JSONResponse({"error": message}, status_code=exc.status)
+
+
+def failed(request: Request, exc: Exception) -> Response:
+    log.error("internal error while serving %s %s", request.method, request.url.path, exc_info=exc)
+    message = f"Internal server error ({type(exc).__name__}: {exc}); the server logged the details."
+    if _openai(request):
+        return JSONResponse({"error": {"message": message, "type": "server_error"}}, status_code=500)
+    return JSONResponse({"error": message}, status_code=500)

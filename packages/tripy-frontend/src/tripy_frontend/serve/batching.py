@@ -1,0 +1,170 @@
+"""Dynamic batching: concurrent infer requests for one model are run as one call along dim 0.
+
+A request waits at most ``max_wait`` seconds for others; requests join one batch while their rows add up to
+at most ``max_batch`` (and the executable's range for dim 0) and they agree on everything else (the other
+dims and the data types). Others wait for a later batch, in arrival order. One batch runs at a time per
+model, in a worker thread, so the event loop keeps answering while it runs; the requests that arrive
+meanwhile form the next batch. The batch's outputs are split back along dim 0.
+
+A model is batched when every input's dim 0 is dynamic and every output's dim 0 is too, and the server was
+started with ``--max-batch`` above 1. Batching assumes each row's result depends only on that row (as for
+most inference models); a model that mixes rows must be served without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tripy_flatir.exceptions import TripyException
+from tripy_frontend.compiler.executable import Executable
+from tripy_frontend.serve.protocol import ServeError, client_message, output_signature
+from tripy_frontend.tensor import Tensor
+
+
+def to_numpy(out: Tensor) -> np.ndarray:
+    """An output tensor's data, copied out of the executable's buffer."""
+    return np.array(np.from_dlpack(out))
+
+
+def run(exe: Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """One call of the executable, outputs as arrays."""
+    outs = exe(*[Tensor(a) for a in arrays])
+    return [to_numpy(o) for o in (outs if isinstance(outs, tuple) else (outs,))]
+
+
+@dataclass(eq=False)  # (compared by identity: it holds arrays)
+class _Request:
+    arrays: List[np.ndarray]
+    rows: int
+    key: Any  # requests with equal keys can share a batch
+    future: "asyncio.Future[List[np.ndarray]]"
+
+
+@dataclass
+class Stats:
+    """What a model has run: requests, executable calls, and how many calls had each number of rows."""
+
+    inference_count: int = 0
+    execution_count: int = 0
+    batch_sizes: Dict[int, int] = field(default_factory=collections.Counter)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"inference_count": self.inference_count, "execution_count": self.execution_count,
+                "batch_stats": [{"batch_size": n, "count": c} for n, c in sorted(self.batch_sizes.items())]}
+
+
+class BatchingModel:
+    """A served executable: validates requests with the executable's own checks, then runs them batched
+    (see the module docstring) or one at a time."""
+
+    def __init__(self, exe: Executable, max_batch: int, max_wait: float) -> None:
+        self.exe = exe
+        self.names = list(exe.input_infos)
+        infos = list(exe.input_infos.values())
+        dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
+        outputs_dim0 = all(len(shape) >= 1 and shape[0] == -1 for _, shape in output_signature(exe))
+        self.max_batch = min([max_batch] + [i.shape_bounds.max[0] for i in infos]) \
+            if infos and dim0_dynamic and outputs_dim0 else 1
+        self.max_wait = max_wait
+        self.stats = Stats()
+        self._waiting: List[_Request] = []
+        self._arrived = asyncio.Event()
+        self._worker: Optional["asyncio.Task[None]"] = None
+
+    def parameters(self) -> Dict[str, Any]:
+        return {"max_batch_size": self.max_batch, "max_queue_delay_microseconds": int(self.max_wait * 1e6),
+                "dynamic_batching": self.max_batch > 1}
+
+    def validate(self, arrays: Sequence[np.ndarray]) -> None:
+        """Raise ServeError (400) with tripy's message if `arrays` do not fit the executable's inputs."""
+        infos = self.exe.input_infos.values()
+        if not self.exe._named and all(  # the common case, checked without making tensors
+                a.dtype == info.dtype.numpy_dtype and a.ndim == info.rank and
+                all(lo <= n <= hi for n, lo, hi in zip(a.shape, info.shape_bounds.min, info.shape_bounds.max))
+                for a, info in zip(arrays, infos)):
+            return
+        for i, a in enumerate(arrays):  # the executable's own checks, for its message
+            try:
+                self.exe._check_argument(i, Tensor(a))
+            except TripyException as e:
+                raise ServeError(400, client_message(e)) from None
+        try:
+            if self.exe._named:
+                self.exe._check_named_dims([a.shape for a in arrays])
+        except TripyException as e:
+            raise ServeError(400, client_message(e)) from None
+
+    async def infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
+        self.validate(arrays)
+        self.stats.inference_count += 1
+        if self.max_batch <= 1:
+            self._count(arrays[0].shape[0] if arrays and arrays[0].ndim else 1)
+            return await asyncio.to_thread(run, self.exe, arrays)
+        rows = {a.shape[0] for a in arrays}
+        key: Any = tuple((a.shape[1:], a.dtype.str) for a in arrays) if len(rows) == 1 else object()
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Request(arrays, rows.pop() if len(rows) == 1 else 0, key, future))
+        self._arrived.set()
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._serve())
+        return await future
+
+    def _count(self, rows: int) -> None:
+        self.stats.execution_count += 1
+        self.stats.batch_sizes[rows] += 1
+
+    async def _serve(self) -> None:
+        """The batching loop: gather a batch, run it, hand each request its rows; forever."""
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._waiting:
+                self._arrived.clear()
+                await self._arrived.wait()
+            deadline = loop.time() + self.max_wait
+            batch = self._gather()
+            while sum(r.rows for r in batch) < self.max_batch and loop.time() < deadline:
+                self._arrived.clear()
+                try:
+                    await asyncio.wait_for(self._arrived.wait(), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                batch = self._gather()
+            for r in batch:
+                self._waiting.remove(r)
+            await self._run_batch(batch)
+
+    def _gather(self) -> List[_Request]:
+        """The waiting requests that join the first one's batch, in arrival order."""
+        first = self._waiting[0]
+        batch, rows = [first], first.rows
+        for r in self._waiting[1:]:
+            if r.key == first.key and rows + r.rows <= self.max_batch:
+                batch.append(r)
+                rows += r.rows
+        return batch
+
+    async def _run_batch(self, batch: List[_Request]) -> None:
+        self._count(sum(r.rows for r in batch))
+        try:
+            arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
+                if len(batch) > 1 else batch[0].arrays
+            outs = await asyncio.to_thread(run, self.exe, arrays)
+        except Exception as e:  # every request of the batch gets the failure (the server logs it)
+            for r in batch:
+                if not r.future.done():
+                    r.future.set_exception(e)
+            return
+        bounds: Tuple[int, ...] = tuple(np.cumsum([r.rows for r in batch])[:-1])
+        parts = [np.split(o, bounds) for o in outs]
+        for i, r in enumerate(batch):
+            if not r.future.done():  # (a client that went away cancelled its future)
+                r.future.set_result([p[i] for p in parts])
+
+    async def close(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()

@@ -1,0 +1,73 @@
+"""``tripy serve model.tpexe [more.tpexe ...] --port 8000`` (also ``python -m tripy.serve ...``).
+
+Loads each saved executable (its compiled code, or it compiles it for its declared ranges now, so no request
+compiles), names it after its file (``resnet.tpexe`` -> ``resnet``), and serves them with uvicorn until
+SIGINT or SIGTERM; on either, uvicorn stops accepting connections and finishes the requests in flight
+before it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Dict, List, Optional, Sequence
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tripy serve", description="Serve saved tripy executables over the Open "
+                                "Inference Protocol (KServe v2), and a language model over /v1/completions.")
+    p.add_argument("models", nargs="*", metavar="MODEL.tpexe", help="saved executables (tp.Executable.save)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
+    p.add_argument("--max-batch", type=int, default=1,
+                   help="dynamic batching: at most this many rows (dim 0) per call; 1 turns it off (default)")
+    p.add_argument("--max-wait-ms", type=float, default=2.0,
+                   help="dynamic batching: how long a request waits for others (default: %(default)s ms)")
+    p.add_argument("--max-body-bytes", type=int, default=64 << 20,
+                   help="refuse request bodies larger than this with 413 (default: %(default)s)")
+    p.add_argument("--lm", metavar="MODEL.json", help="a language model's manifest (examples/gpt2/export.py) to "
+                   "serve on /v1/completions")
+    p.add_argument("--tokenizer", metavar="tokenizer.json",
+                   help="a Hugging Face tokenizer file: /v1/completions then takes and returns text too")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """``python -m tripy.serve``: the arguments of ``tripy serve``."""
+    args = parser().parse_args(argv)
+    if not args.models and not args.lm:
+        parser().error("give at least one MODEL.tpexe or --lm MODEL.json")
+    if args.max_batch < 1 or args.max_wait_ms < 0 or args.max_body_bytes < 1:
+        parser().error("--max-batch and --max-body-bytes must be positive, --max-wait-ms not negative")
+    try:
+        # The serving stack is an optional extra: imported only when serving.
+        import uvicorn
+
+        from tripy_frontend.serve.app import create_app
+        from tripy_frontend.serve.batching import BatchingModel
+        from tripy_frontend.serve.completions import LanguageModel
+    except ImportError as e:
+        sys.exit(f"tripy serve needs the 'serve' extra ({e}): pip install 'tripy[serve]'")
+    from tripy_frontend.compiler.executable import Executable
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
+    models: Dict[str, BatchingModel] = {}
+    for path in args.models:
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name in models:
+            sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
+        models[name] = BatchingModel(Executable.load(path), args.max_batch, args.max_wait_ms / 1e3)
+    lm = LanguageModel.load(args.lm, args.tokenizer) if args.lm else None
+    app = create_app(models, lm, args.max_body_bytes)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+
+
+def command(argv: Optional[List[str]] = None) -> None:
+    """The ``tripy`` console script: ``tripy serve ...``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] != "serve":
+        sys.exit("usage: tripy serve MODEL.tpexe [MODEL.tpexe ...] [--port 8000] (tripy serve --help for more)")
+    main(argv[1:])
