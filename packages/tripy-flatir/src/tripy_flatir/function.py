@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyException, format_report
@@ -101,6 +102,7 @@ class FlatIRFunction:
                 file_locations: Dict[Any, Any] = {}
                 with ir.InsertionPoint(block):
                     for op in self.ops:
+                        self._check_sizes(op)
                         with op_location(op, file_locations):
                             try:
                                 results = op.to_mlir([values[id(i)] for i in op.inputs])
@@ -120,6 +122,18 @@ class FlatIRFunction:
             except ir.MLIRError as e:
                 raise TripyException(self.diagnostics_report("MLIR verification failed", e.error_diagnostics)) from None
         return module
+
+    def _check_sizes(self, op: Any) -> None:
+        """Refuse a static result too large to address (2**63 bytes or more): newer XLA aborts the process on
+        one instead of returning an error."""
+        for o in op.outputs:
+            if not all(isinstance(d, int) and d >= 0 for d in o.shape):
+                continue
+            nbytes = math.prod(o.shape) * max(float(o.dtype.itemsize), 1.0)
+            if nbytes >= 2**63:
+                raise TripyException(self.error_report(
+                    o.name, f"{o.name} would be a tensor of shape {list(o.shape)} ({math.prod(o.shape):,} elements): "
+                            "too large to allocate."))
 
     # ---- errors ---------------------------------------------------------------------------------
     def find_tensor(self, name: str) -> Optional[FlatIRTensor]:
