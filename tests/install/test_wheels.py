@@ -3,8 +3,8 @@ extra pins) into fresh virtual environments, so pip resolves jax/jaxlib from eac
 declared ranges.
 
 * the five wheels together run examples/quickstart.py;
-* ``tripy-flatir`` alone (the tool author's install) runs the code of docs/guides/flatir.rst, which
-  builds a FlatIR function by hand and lowers it to StableHLO.
+* ``tripy-flatir`` alone (the tool author's install) runs the code of docs/guides/flatir.rst and the
+  example of its README, which build FlatIR functions by hand and lower them to StableHLO.
 
 Slow (venv + pip, ~1 minute with a warm cache): marked ``slow``; CI runs them.
 """
@@ -73,6 +73,9 @@ def test_flatir_wheel_alone_builds_stablehlo(wheels, tmp_path):
     python = _fresh_venv(tmp_path / "venv", [wheels["tripy_flatir"]])
     guide = ROOT / "docs" / "guides" / "flatir.rst"
     program = "\n".join(block.code for block in code_blocks.blocks(guide))
+    # and the example of the package's own README (its PyPI description)
+    readme = (ROOT / "packages" / "tripy-flatir" / "README.md").read_text()
+    program += "\n" + readme.split("```python\n", 1)[1].split("```", 1)[0]
     check = ("import importlib.util\n"
              "assert [m for m in ('tripy', 'tripy_frontend', 'tripy_trace', 'tripy_backend')\n"
              "        if importlib.util.find_spec(m)] == [], 'only tripy-flatir should be installed'\n")
