@@ -32,9 +32,9 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 # The tests each layer runs against released lower layers (its own unit tests; the meta package: a slice
-# of the end-to-end tests).
+# of the end-to-end tests, and every code block of the docs).
 TESTS = {"tripy-trace": ["tests/trace"], "tripy-backend": ["tests/backend"], "tripy-frontend": ["tests/frontend"],
-         "tripy-inference": ["tests/e2e/test_foundation_ops.py"]}
+         "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"]}
 # The frontend's tests import `tripy`: the meta package (a re-export) comes from HEAD with it.
 WITH_HEAD = {"tripy-frontend": ["tripy-inference"]}
 # Third-party packages the test environment gets at the versions this environment has (not from tags).
@@ -73,16 +73,17 @@ def choose(layer: str, names: Dict[str, dict], root: Path) -> Tuple[Dict[str, Op
     chosen: Dict[str, Optional[Version]] = {}
     notes = []
     for dep in below(layer, names):
-        ranges = [r for p in [layer] + below(layer, names) for r in requirements(names[p], names) if r.name == dep]
+        ranges = {p: r for p in [layer] + below(layer, names) for r in requirements(names[p], names) if r.name == dep}
+        said = "; ".join(f"{p}: {r}" for p, r in ranges.items())
         versions = released(dep, root)
-        admitted = [v for v in versions if all(r.specifier.contains(v, prereleases=True) for r in ranges)]
+        admitted = [v for v in versions if all(r.specifier.contains(v, prereleases=True) for r in ranges.values())]
         chosen[dep] = admitted[0] if admitted else None
         if not versions:
             notes.append(f"{dep}: no release tagged yet; taken from HEAD")
         elif not admitted:
-            notes.append(f"{dep}: no release admitted by {', '.join(map(str, ranges))}; taken from HEAD")
+            notes.append(f"{dep}: no release admitted by {said}; taken from HEAD")
         else:
-            notes.append(f"{dep}: {admitted[0]} (tag {dep}-v{admitted[0]}), admitted by {', '.join(map(str, ranges))}")
+            notes.append(f"{dep}: {admitted[0]} (tag {dep}-v{admitted[0]}), admitted by {said}")
     return chosen, notes
 
 
@@ -131,7 +132,7 @@ def check_layer(layer: str, root: Path) -> Optional[bool]:
         if python is None:
             print(f"   FAILED: pip refuses this mix:\n{complaint}")
         else:
-            result = run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS[layer]], root)
+            result = run([str(python), "-m", "pytest", "-p", "no:cacheprovider", *TESTS[layer]], root)
             print("   " + (result.stdout.strip().splitlines() or ["(no output)"])[-1])
             if result.returncode == 0:
                 return True
