@@ -175,7 +175,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("package", help="distribution name, e.g. tripy-flatir")
     parser.add_argument("bump", choices=BUMPS)
     parser.add_argument("--index-url", help="upload URL of the package index (omit to build without publishing)")
-    parser.add_argument("--notes", help="the changelog entry (default: the package's commit subjects since its last tag)")
+    parser.add_argument("--notes",
+                        help="the changelog entry (default: the package's commit subjects since its last tag)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this checkout)")
     args = parser.parse_args(argv)
     try:

@@ -46,7 +46,8 @@ def run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def projects(root: Path) -> Dict[str, dict]:
-    return {p["name"]: p for p in (tomllib.loads(f.read_text())["project"] for f in root.glob("packages/*/pyproject.toml"))}
+    found = (tomllib.loads(f.read_text())["project"] for f in root.glob("packages/*/pyproject.toml"))
+    return {p["name"]: p for p in found}
 
 
 def requirements(project: dict, names: Dict[str, dict]) -> List[Requirement]:

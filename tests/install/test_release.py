@@ -127,7 +127,8 @@ def test_install_from_index_then_release_one_layer_alone(released, index, tmp_pa
 
     _pip(python, index, "install", "-q", "-U", "tripy-flatir")
     after = _installed(python)
-    assert {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v} == {"tripy-flatir": ("0.1.0", "0.1.1")}
+    changed = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}
+    assert changed == {"tripy-flatir": ("0.1.0", "0.1.1")}
     where = _run([python, "-c", "import tripy, tripy_flatir; print(tripy_flatir.__version__, tripy_flatir.__file__)"],
                  tmp_path)
     assert where.startswith("0.1.1 ") and str(tmp_path / "venv") in where

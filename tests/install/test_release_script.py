@@ -96,7 +96,8 @@ def test_skew_picks_the_newest_release_the_ranges_admit(tmp_path):
     assert skew.below("top", names) == ["low", "mid"]
     chosen, notes = skew.choose("top", names, root)
     assert chosen == {"low": Version("0.1.3"), "mid": None}
-    assert notes == ["low: 0.1.3 (tag low-v0.1.3), admitted by mid: low<0.2,>=0.1", "mid: no release tagged yet; taken from HEAD"]
+    assert notes == ["low: 0.1.3 (tag low-v0.1.3), admitted by mid: low<0.2,>=0.1",
+                     "mid: no release tagged yet; taken from HEAD"]
 
 
 def test_skew_without_tags_says_so(tmp_path, capsys):
