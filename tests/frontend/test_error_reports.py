@@ -163,3 +163,14 @@ def test_every_public_class_and_module_rejects_a_wrong_argument_at_the_call(name
     with pytest.raises(tp.TripyException) as info:
         getattr(tp, name)(*[_Unusable() for _ in range(max(count, 1))])  # MARK-class
     assert f"{__file__}:{_line_of('# MARK-class')}" in str(info.value)
+
+
+def test_plugin_without_tensorrt_names_the_plugin_package(monkeypatch):
+    from tripy_frontend.ops import plugin as plugin_module
+
+    monkeypatch.setattr(plugin_module, "gpu_backend", lambda: None)
+    with pytest.raises(tp.TripyException) as info:
+        tp.plugin("CustomGeluPluginDynamic", [tp.iota((2, 4))], output_info=[(2, tp.float32)])
+    text = str(info.value)
+    # The install hint names the PJRT plugin itself, never "tripy" (on PyPI an unrelated project).
+    assert "pip install 'mlir-tensorrt-jax>=0.4'" in text and "tripy[" not in text

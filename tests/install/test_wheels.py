@@ -3,8 +3,8 @@ extra pins) into fresh virtual environments, so pip resolves jax/jaxlib from eac
 declared ranges.
 
 * the five wheels together run examples/quickstart.py;
-* ``tripy-flatir`` alone (the tool author's install) runs the code of docs/guides/flatir.rst, which
-  builds a FlatIR function by hand and lowers it to StableHLO.
+* ``tripy-flatir`` alone (the tool author's install) runs the code of docs/guides/flatir.rst and the
+  example of its README, which build FlatIR functions by hand and lower them to StableHLO.
 
 Slow (venv + pip, ~1 minute with a warm cache): marked ``slow``; CI runs them.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy"]
+PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-inference"]
 
 _spec = importlib.util.spec_from_file_location("tripy_docs_code_blocks", ROOT / "docs" / "_ext" / "code_blocks.py")
 assert _spec is not None and _spec.loader is not None
@@ -69,7 +69,7 @@ def test_five_wheels_run_the_quickstart(wheels, tmp_path):
     # The `tripy` console script comes with the wheel; without the `serve` extra it says how to get it.
     serve = subprocess.run([str(python.parent / "tripy"), "serve", "model.tpexe"], capture_output=True, text=True,
                            cwd=tmp_path)
-    assert serve.returncode == 1 and "pip install 'tripy[serve]'" in serve.stderr, serve.stderr
+    assert serve.returncode == 1 and "pip install 'tripy-inference[serve]'" in serve.stderr, serve.stderr
 
 
 @pytest.mark.slow
@@ -77,6 +77,9 @@ def test_flatir_wheel_alone_builds_stablehlo(wheels, tmp_path):
     python = _fresh_venv(tmp_path / "venv", [wheels["tripy_flatir"]])
     guide = ROOT / "docs" / "guides" / "flatir.rst"
     program = "\n".join(block.code for block in code_blocks.blocks(guide))
+    # and the example of the package's own README (its PyPI description)
+    readme = (ROOT / "packages" / "tripy-flatir" / "README.md").read_text()
+    program += "\n" + readme.split("```python\n", 1)[1].split("```", 1)[0]
     check = ("import importlib.util\n"
              "assert [m for m in ('tripy', 'tripy_frontend', 'tripy_trace', 'tripy_backend')\n"
              "        if importlib.util.find_spec(m)] == [], 'only tripy-flatir should be installed'\n")

@@ -3,6 +3,7 @@
 The only layer that touches compilation and execution; everything jaxlib-specific is in ``_xla``.
 """
 
+import importlib.metadata as _metadata
 from tripy_backend._xla import compilation_count
 from tripy_backend.cache import ProgramCache
 from tripy_backend.compiler import compile, module_to_bytecode
@@ -10,6 +11,7 @@ from tripy_backend.devices import check_device, compiler_name
 from tripy_backend.program import Program
 from tripy_backend.memory import to_device, to_numpy
 
-__version__ = "0.1.0"
+# The version is the distribution's (its pyproject.toml), read back at run time: one source.
+__version__ = _metadata.version("tripy-backend")
 __all__ = ["compilation_count", "ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name", "Program",
            "to_device", "to_numpy"]

@@ -5,8 +5,9 @@ MLIR-TensorRT (the ``mlir-tensorrt-jax`` PJRT plugin) when it is installed and s
 (JAX's CUDA plugin, ``jax[cuda12]`` at the installed jax's version). Set ``TRIPY_GPU_BACKEND=tensorrt``
 or ``=xla`` to choose one explicitly.
 
-Error messages name the plugin package itself (``install_command``), not an extra of ``tripy``: the name
-``tripy`` on PyPI belongs to an unrelated project, so ``pip install 'tripy[cuda]'`` would install that.
+Error messages name the plugin package itself (``install_command``), not an extra of the meta package: it works
+whichever index tripy came from, and never names ``tripy`` (on PyPI an unrelated project; tripy's meta
+distribution is ``tripy-inference``, see docs/guides/releasing.rst).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ Each op lives in its own module under ``tripy_frontend.ops``; all of them are im
 Tensor methods they register are attached to ``Tensor`` once they are all loaded.
 """
 
+import importlib.metadata as _metadata
 import importlib as _importlib
 import importlib.util
 import pkgutil as _pkgutil
@@ -19,7 +20,8 @@ from tripy_frontend import dimension_size as _dimension_size  # noqa: F401
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tracebacks import api_boundary
 
-__version__ = "0.1.0"
+# The version is the distribution's (its pyproject.toml), read back at run time: one source.
+__version__ = _metadata.version("tripy-frontend")
 
 
 def _load_submodules(package: str) -> None:

@@ -7,6 +7,7 @@
 This package only re-exports the public API registered by ``tripy_frontend``.
 """
 
+import importlib.metadata as _metadata
 import difflib as _difflib
 from typing import Any as _Any
 
@@ -14,7 +15,8 @@ from tripy_frontend import PUBLIC_API as _PUBLIC_API
 
 globals().update(_PUBLIC_API)
 __all__ = sorted(_PUBLIC_API)
-__version__ = "0.1.0"
+# The version is the distribution's (its pyproject.toml), read back at run time: one source.
+__version__ = _metadata.version("tripy-inference")
 
 
 def __getattr__(name: str) -> _Any:

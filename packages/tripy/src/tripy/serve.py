@@ -1,5 +1,5 @@
 """``tripy serve`` and ``python -m tripy.serve``: serve saved executables over HTTP (implemented in
-``tripy_frontend.serve``; needs ``pip install 'tripy[serve]'``)."""
+``tripy_frontend.serve``; needs ``pip install 'tripy-inference[serve]'``)."""
 
 from tripy_frontend.serve.cli import command, main
 

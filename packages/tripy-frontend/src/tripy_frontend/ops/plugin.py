@@ -1,6 +1,6 @@
 from typing import Any, List, Optional, Sequence, Tuple
 
-from tripy_backend.devices import gpu_backend
+from tripy_backend.devices import gpu_backend, install_command
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
@@ -40,7 +40,7 @@ def plugin(name: str, inputs: Sequence[Tensor], output_info: Optional[List[Tuple
     if backend != "tensorrt":
         raise_error(f"tripy.plugin('{name}'): a TensorRT plugin runs only inside a TensorRT engine, and this "
                     f"machine has {'no TensorRT GPU backend' if backend is None else 'XLA:GPU, not MLIR-TensorRT'}.",
-                    where, ["It needs an NVIDIA GPU with MLIR-TensorRT: pip install 'tripy[tensorrt]' (CUDA 13, "
+                    where, [f"It needs an NVIDIA GPU with MLIR-TensorRT: {install_command('tensorrt')} (CUDA 13, "
                             "TensorRT 10). Or write the computation with tripy operations, which run everywhere."])
     raise_error(f"tripy.plugin('{name}'): calling TensorRT plugins is not supported by tripy yet, even with the "
                 "MLIR-TensorRT backend.", where, ["Write the computation with tripy operations."])

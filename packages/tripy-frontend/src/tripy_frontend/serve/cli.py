@@ -50,7 +50,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         from tripy_frontend.serve.batching import BatchingModel
         from tripy_frontend.serve.completions import LanguageModel
     except ImportError as e:
-        sys.exit(f"tripy serve needs the 'serve' extra ({e}): pip install 'tripy[serve]'")
+        sys.exit(f"tripy serve needs the 'serve' extra ({e}): pip install 'tripy-inference[serve]'")
     from tripy_frontend.compiler.executable import Executable
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
