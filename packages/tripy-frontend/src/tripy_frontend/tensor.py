@@ -32,6 +32,10 @@ class Tensor:
     ``np.ascontiguousarray(a)`` (``t.contiguous()`` in PyTorch) makes one that is. With `dtype` the data is
     converted, with `device` copied there.
 
+    The data is copied once into a buffer the tensor owns (DLPack producers are read without a copy first),
+    so later writes to the array do not change the tensor. Reading a result out is not a copy on the CPU:
+    ``np.from_dlpack(t)`` shares its memory (read-only).
+
     Operations are lazy: they record what to compute. A tensor is evaluated when its value is used
     (``print``, ``.eval()``, ``np.from_dlpack(t)``, ``t.tolist()``, ``bool(t)``).
 
