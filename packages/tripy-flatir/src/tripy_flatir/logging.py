@@ -218,7 +218,7 @@ class Progress:
 
     ``step_started(description)`` and ``step_done(description)`` log a line on the topic (``compile``) as each
     step starts and ends, so the log says what is running now, not only what has finished. Where stderr is a
-    terminal and ``tqdm`` is installed (the ``progress`` extra of ``tripy``), a progress bar also shows on
+    terminal and ``tqdm`` is installed (the ``progress`` extra of ``tripy-inference``), a progress bar also shows on
     stderr once the work has taken ``BAR_DELAY`` seconds (short work shows nothing), and its elapsed time
     keeps moving while a long step (one big compile) runs. ``TRIPY_PROGRESS=0`` turns the bar off. Work
     reported inside other reported work (the programs of a range compile) gets no bar of its own.
