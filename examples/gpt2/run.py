@@ -28,7 +28,7 @@ import math
 import os
 import sys
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -138,6 +138,16 @@ def evaluated(tensors: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, ...]:
     return tuple(parts)
 
 
+def load_weights(parser: argparse.ArgumentParser, path: str, config: GPTConfig) -> Dict[str, np.ndarray]:
+    """The checkpoint at `path`, or exit with a one-line message (no traceback) saying what is wrong."""
+    if not os.path.isfile(path):
+        parser.error(f"--weights {path}: no such file (leave out --weights for random weights)")
+    try:
+        return load_checkpoint(path, config)
+    except (OSError, ValueError, KeyError, ImportError) as e:  # unreadable, another format or layout
+        parser.exit(1, f"{parser.prog}: error: cannot load --weights {path}: {e}\n")
+
+
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", help=".safetensors or .npz checkpoint (default: random weights)")
@@ -162,7 +172,7 @@ def main(argv: Sequence[str] = ()) -> None:
 
     model = GPT(config)
     t0 = time.perf_counter()
-    state = load_checkpoint(args.weights, config) if args.weights else random_state_dict(config)
+    state = load_weights(parser, args.weights, config) if args.weights else random_state_dict(config)
     model.load_state_dict(state)
     n_params = sum(int(np.prod(v.shape)) for k, v in state.items() if k != "lm_head.weight")
     source = args.weights or "random weights"

@@ -204,3 +204,17 @@ def test_checkpoint_in_hugging_face_layout(tmp_path, suffix):
 def test_checkpoint_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown checkpoint format"):
         weights_lib.load_checkpoint(str(tmp_path / "model.bin"), CONFIG)
+
+
+def test_run_reports_a_checkpoint_it_cannot_load(tmp_path, capsys):
+    """--weights that is missing or unreadable ends in one line saying so and an exit code, not a traceback."""
+    with pytest.raises(SystemExit) as done:
+        run_lib.main(["--preset", "tiny", "--max-new-tokens", "4", "--weights", str(tmp_path / "missing.safetensors")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "missing.safetensors: no such file" in err and "Traceback" not in err
+    bad = tmp_path / "weights.txt"
+    bad.write_text("not a checkpoint")
+    with pytest.raises(SystemExit) as done:
+        run_lib.main(["--preset", "tiny", "--max-new-tokens", "4", "--weights", str(bad)])
+    err = capsys.readouterr().err
+    assert done.value.code == 1 and "cannot load --weights" in err and "unknown checkpoint format" in err

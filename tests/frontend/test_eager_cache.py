@@ -217,3 +217,66 @@ def test_cache_hits_are_logged_when_asked_for(monkeypatch, verbosity, logged):
     with tp.logger.use_verbosity(verbosity):
         np.from_dlpack(tp.exp(x) * 3.0)
     assert ("program cache hit" in stream.getvalue()) == logged
+
+
+def test_a_loop_that_changes_only_a_number_compiles_once():
+    """Python numbers next to tensors are arguments of eager programs, never part of the cache key: a
+    schedule (a temperature, a scale, a step size) reuses one program, and each result is NumPy's."""
+    x_np = _data(50, (4, 5))
+    x = tp.Tensor(x_np)
+    i_np = np.arange(-3, 3, dtype=np.int32)
+    i = tp.Tensor(i_np)
+
+    def run(s: float, k: int):
+        return (np.from_dlpack(x * s), np.from_dlpack(x / s), np.from_dlpack(s - x),
+                np.from_dlpack((x * s + (1 - s)) / (s + 0.125) - tp.maximum(x, s / 2)),
+                np.from_dlpack((i * k + (k - 4)) // 3))
+
+    run(0.1, 2)  # (compiles, or finds the programs of an earlier run)
+    misses = eager.PROGRAM_CACHE.misses
+    f = np.float32
+    for step in range(1, 9):
+        s = step / 7  # a new float each iteration (no power of two: no division is exact)
+        mul, div, rsub, expr, ints = run(s, step)
+        np.testing.assert_array_equal(mul, x_np * f(s))
+        # (XLA may divide by a broadcast number as a product with its reciprocal: within an ulp)
+        np.testing.assert_allclose(div, x_np / f(s), rtol=float(np.finfo(np.float32).eps), atol=0)
+        np.testing.assert_array_equal(rsub, f(s) - x_np)
+        # (XLA:CPU may fuse a multiply and an add into one rounding: within an ulp of NumPy's two)
+        np.testing.assert_allclose(expr, (x_np * f(s) + f(1 - s)) / f(s + 0.125) - np.maximum(x_np, f(s / 2)),
+                                   rtol=3e-7, atol=3e-7)
+        np.testing.assert_array_equal(ints, (i_np * step + (step - 4)) // 3)
+    assert eager.PROGRAM_CACHE.misses == misses
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.bfloat16])
+def test_numbers_take_the_tensors_dtype_as_arguments_and_as_literals(dtype):
+    """Eager passes the number as an argument of the tensor's dtype, rounded as NumPy rounds it; tp.compile
+    bakes it in as a literal. Either way XLA may turn a division by it into a product with its rounded
+    reciprocal (within an ulp); the other operations are exact."""
+    import ml_dtypes
+
+    np_dtype = {tp.float32: np.float32, tp.float16: np.float16, tp.bfloat16: ml_dtypes.bfloat16}[dtype]
+    x_np = _data(51, (3, 4)).astype(np_dtype)
+    s = 0.3
+
+    def f(x):
+        return (x * s, x / s, x + s, s - x)
+
+    x = tp.Tensor(x_np.astype(np.float32)) if dtype is tp.bfloat16 else tp.Tensor(x_np)
+    x = tp.cast(x, dtype)
+    # One IEEE operation on values of the dtype, rounded to it (f32 has room for f16 and bf16 to round once)
+    x32, s32 = x_np.astype(np.float32), np.float32(np_dtype(s))
+    expected = [(x32 * s32).astype(np_dtype), (x32 / s32).astype(np_dtype), (x32 + s32).astype(np_dtype),
+                (s32 - x32).astype(np_dtype)]
+    # (evaluated first: a cast in the same program lets XLA skip rounding to the dtype)
+    as_f32 = lambda t: np.from_dlpack(tp.cast(t.eval(), tp.float32))  # noqa: E731
+    ulp = float(ml_dtypes.finfo(np_dtype).eps)
+    exe = tp.compile(f, args=[tp.InputInfo((3, 4), dtype)])
+    for results in (f(x), exe(x)):
+        for i, (out, want) in enumerate(zip(results, expected)):
+            assert out.dtype == dtype
+            if i == 1:  # the division
+                np.testing.assert_allclose(as_f32(out), want.astype(np.float32), rtol=ulp, atol=0)
+            else:
+                np.testing.assert_array_equal(as_f32(out), want.astype(np.float32))

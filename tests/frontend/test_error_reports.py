@@ -174,3 +174,42 @@ def test_plugin_without_tensorrt_names_the_plugin_package(monkeypatch):
     text = str(info.value)
     # The install hint names the PJRT plugin itself, never "tripy" (on PyPI an unrelated project).
     assert "pip install 'mlir-tensorrt-jax>=0.4'" in text and "tripy[" not in text
+
+
+def test_uncaught_errors_print_as_tripy_exception():
+    """Python prints an uncaught exception as ``module.qualname``: users know it as tripy.TripyException.
+    It is still caught by ``except tp.TripyException`` and survives pickling (by its defining module's name,
+    so only tripy-flatir is needed to unpickle it)."""
+    import pickle
+    import subprocess
+    import sys
+
+    code = "import tripy as tp\ntp.ones((2, 3)) + tp.ones((4, 5))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    last = [line for line in done.stderr.splitlines() if "TripyException" in line][-1]
+    assert last.startswith("tripy.TripyException: ") and "tripy_flatir" not in done.stderr.splitlines()[-1]
+    with pytest.raises(tp.TripyException) as info:
+        tp.ones((2, 3)) + tp.ones((4, 5))
+    assert type(info.value).__module__ == "tripy" and tp.TripyException.__qualname__ == "TripyException"
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert type(copy) is tp.TripyException and copy.args == info.value.args
+    assert b"tripy_flatir.exceptions" in pickle.dumps(info.value)
+
+
+def test_missing_tensor_methods_point_at_the_public_way():
+    """A Tensor is not a module, and the hint is a public spelling (never a private helper such as _numpy)."""
+    t = tp.ones((2,))
+    with pytest.raises(AttributeError) as info:
+        t.numpy()
+    text = str(info.value)
+    assert text.startswith("'tripy.Tensor' object has no attribute 'numpy'.") and "np.from_dlpack(t)" in text
+    assert "Module" not in text and "_numpy" not in text
+    np.testing.assert_array_equal(np.from_dlpack(t), np.ones((2,), np.float32))  # (what the hint says works)
+    with pytest.raises(AttributeError, match=r"float\(t\), int\(t\)"):
+        t.item()
+    with pytest.raises(AttributeError, match=r"Did you mean: 'shape'\?"):
+        t.shpe
+    with pytest.raises(AttributeError) as info:
+        t.nump  # close to a private name only: no suggestion
+    assert "Did you mean" not in str(info.value)

@@ -109,11 +109,10 @@ def test_same_ops_different_wiring():
 
 def test_same_wiring_different_constants():
     x = _input()
-    keys = {key(_bin(BinaryKind.SUM, x, _scalar(v))) for v in (1.0, 2.0, 0.0, -0.0)}
+    keys = {key(_bin(BinaryKind.SUM, x, _const(v))) for v in (1.0, 2.0, 0.0, -0.0)}
     assert len(keys) == 4  # -0.0 is not 0.0
-    assert key(_bin(BinaryKind.SUM, x, _scalar(1.0))) == key(_bin(BinaryKind.SUM, _input(), _const(1.0)))
     # A constant's dtype is part of its key, and so is a constant array's shape.
-    assert key(_scalar(1.0, dtypes.float32)) != key(_scalar(1.0, dtypes.float16))
+    assert key(_const(1.0, dtypes.float32)) != key(_const(1.0, dtypes.float16))
     assert key(_const([1.0, 2.0])) != key(_const([[1.0, 2.0]]))
     assert key(_const(float("nan"))) == key(_const(float("nan")))  # same bytes: the same program
 
@@ -175,16 +174,36 @@ def test_interned_ids_are_never_reused(monkeypatch):
     assert intern_key(("test_interned_ids_are_never_reused", 39)) == seen[39]
 
 
-def test_scalar_constants_are_shared_read_only_leaves():
+def test_scalar_constants_are_read_only_leaves_of_their_own():
     a, b = _scalar(3.0), _scalar(3.0)
-    assert a is b and a.stack_info is None  # one leaf per (number, dtype, device), made once
+    assert a is not b and a.stack_info is None  # one leaf per use...
+    assert a.producer.value is b.producer.value  # ...sharing the number's array (made once)
     with pytest.raises(ValueError):
         a.producer.value[...] = 4.0  # its value cannot be changed
     assert a.shape == () and a.dtype is dtypes.float32 and a.device == CPU
-    assert key(a) == key(_const(3.0)) != key(_scalar(4.0))
-    assert _scalar(3) is not _scalar(3.0) and _scalar(3.0) is not _scalar(3.0, dtypes.float16)
-    assert _scalar(0.0) is not _scalar(0.0) and _scalar(float("nan")) is not _scalar(float("nan"))
-    # A graph that uses the same number twice (x * 0.5 + 0.5) computes the same values as separate constants.
+    assert key(a) == key(_scalar(4.0)) != key(_const(3.0))  # a number is an argument, a constant a literal
+    assert _scalar(0.0).producer.value is not _scalar(0.0).producer.value  # (0.0 == -0.0: never shared)
+    # A graph that uses the same number twice (x * 0.5 + 0.5) is wired as one with two different numbers,
+    # so a loop whose numbers are sometimes equal still runs one program.
     x = _input()
     twice = _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, _scalar(0.5)), _scalar(0.5))
-    assert key(twice) != key(_bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, _scalar(0.5)), _scalar(0.25)))
+    assert key(twice) == key(_bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, _scalar(0.5)), _scalar(0.25)))
+
+
+def test_numbers_are_eager_program_inputs_keyed_by_dtype_not_value():
+    """A Python number next to a tensor is an input of the eager program (its value is data), so graphs that
+    differ only in the numbers' values share a key; their dtypes and devices still tell programs apart."""
+    x = _input()
+    keys = {key(_bin(BinaryKind.SUM, x, _scalar(v))) for v in (1.0, 2.0, 0.0, -0.0, float("nan"))}
+    assert len(keys) == 1
+    assert key(_scalar(1.0, dtypes.float32)) != key(_scalar(1.0, dtypes.float16))
+    assert key(_scalar(1.0)) != key(Constant.scalar(1.0, dtypes.float32, device("gpu:0")))
+    y = _bin(BinaryKind.MUL, x, _scalar(0.75))
+    k, inputs = signature([y])
+    assert [t.producer for t in inputs] == [x.producer, y.producer.inputs[1].producer]
+    # Lowered with those inputs, the number is an argument of the function; without them (tripy.compile's
+    # trace), a literal.
+    as_argument = Trace([y], inputs).to_flat_ir()
+    as_literal = Trace([y]).to_flat_ir()
+    assert len(as_argument.inputs) == 2 and len(as_literal.inputs) == 1
+    assert "0.75" in str(as_literal) and "0.75" not in str(as_argument)

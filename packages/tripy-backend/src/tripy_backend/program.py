@@ -93,11 +93,15 @@ class Program:
     # ---- compiling --------------------------------------------------------------------------------
     def _compile(self, module_bytes: bytes, why: str) -> Any:
         start = time.perf_counter()
-        try:
-            exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain compile if off
-                                     optimization_level=self.optimization_level)
-        except Exception as e:  # compiler errors: mapped to user code through the ops' locations
-            raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
+        # (Says what is compiling as it starts; a progress bar on a terminal if it takes over a second.)
+        with logger.progress(f"{compiler_name(self.device)}: {self.name}", 1) as progress:
+            progress.step_started(f"compiling ({why})")
+            try:
+                exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain if off
+                                         optimization_level=self.optimization_level)
+            except Exception as e:  # compiler errors: mapped to user code through the ops' locations
+                raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
+            progress.step_done()
         logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
         logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
                            f"{time.perf_counter() - start:.3f} s", "compile")

@@ -128,22 +128,30 @@ class RangeProgram:
         would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes compile
         as they come."""
         start = time.perf_counter()
-        largest = tuple(self.bounds[n][-1] for n in self.names)
-        self._compile_bucket(largest, compile_one, specialize, what)
-        cheap = (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
-                 and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES))
-        if cheap:
-            self._plan(cheap=True)
-            logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
-                       "shapes nearest opt gets a program of its own", "compile")
-            if self.exact(largest):
-                del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
-        rest = [b for b in self.buckets() if b not in self.programs]
-        # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
-        # programs of a small MLP compile in ~1.0 s instead of ~1.6 s)
-        with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
-            for future in [pool.submit(self._compile_bucket, b, compile_one, specialize, what) for b in rest]:
-                future.result()
+        with logger.progress(f"{what}: the programs of the declared range", len(self.buckets())) as progress:
+            largest = tuple(self.bounds[n][-1] for n in self.names)
+            self._compile_bucket(largest, compile_one, specialize, what)
+            progress.step_done()
+            cheap = (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
+                     and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES))
+            if cheap:
+                self._plan(cheap=True)
+                logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
+                           "shapes nearest opt gets a program of its own", "compile")
+                if self.exact(largest):
+                    del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
+            rest = [b for b in self.buckets() if b not in self.programs]
+            progress.set_total(progress.done + len(rest))
+
+            def compile_bucket(bucket: Tuple[int, ...]) -> None:
+                self._compile_bucket(bucket, compile_one, specialize, what)
+                progress.step_done()
+
+            # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
+            # programs of a small MLP compile in ~1.0 s instead of ~1.6 s)
+            with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
+                for future in [pool.submit(compile_bucket, b) for b in rest]:
+                    future.result()
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
         logger.log(lambda: f"[compile] {what}: {len(self.programs)} programs cover "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from tripy_flatir.stack_info import SourceFrame, StackInfo
@@ -14,6 +14,20 @@ class TripyException(Exception):
     The message is a full report: what went wrong, the values involved, how to fix it, and where
     in the user's code the failing tensor (and each of its inputs) was created.
     """
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Pickled by this module's name, so that it unpickles where only tripy-flatir is installed (the
+        # class says it is ``tripy.TripyException``: see below).
+        return (_rebuild, self.args, self.__dict__ or None)
+
+
+def _rebuild(*args: Any) -> TripyException:
+    return TripyException(*args)
+
+
+# An uncaught exception prints as ``module.qualname: message``: users know it as ``tripy.TripyException``
+# (tripy re-exports it), not by the distribution that defines it.
+TripyException.__module__ = "tripy"
 
 
 def format_frame(frame: "SourceFrame", indent: str = "") -> str:

@@ -12,13 +12,24 @@ enables every IR dump and ``"all"`` every verbosity. The default is ``"info"``.
 As in nvtripy, a dict sets verbosities per part of tripy, by path: ``{"frontend": "verbose"}`` applies to
 messages logged from ``tripy_frontend`` (``"frontend/ops"`` to ``tripy_frontend.ops``, ``"backend"`` to
 ``tripy_backend``, ...); the ``""`` entry (default ``"info"``) applies everywhere else.
+
+The environment variable ``TRIPY_LOG`` sets the starting verbosity without editing code: a comma-separated
+list (``TRIPY_LOG=compile,timing``); unless it names a severity, ``info`` stays on too.
+
+Each message is written whole (one write of the text and its newline, under a lock), so messages logged by
+threads at the same time (parallel compiles) never run into each other.
+
+``logger.progress`` reports long work while it runs (see ``Progress``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import textwrap
+import threading
+import time
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 
 TOPICS = ("trace", "flat_ir", "mlir", "compile", "timing", "cache")
@@ -65,7 +76,7 @@ class Logger:
     VERBOSITY_CONFIGS = VERBOSITY_CONFIGS
 
     def __init__(self) -> None:
-        self._verbosity: frozenset[str] = self._normalize("info")
+        self._verbosity: frozenset[str] = _from_environment(os.environ.get("TRIPY_LOG", ""))
         self.stream = sys.stdout
         self.enable_color = True
         """Color severities (verbose, warning, error) as nvtripy does, when the stream is a terminal."""
@@ -151,9 +162,17 @@ class Logger:
         text = message() if callable(message) else message
         prefix, color, _ = VERBOSITY_CONFIGS[verbosity]
         text = prefix + textwrap.indent(text, " " * self._indentation)
-        if color and self.enable_color and getattr(self.stream, "isatty", lambda: False)():
+        stream = self.stream
+        if color and self.enable_color and getattr(stream, "isatty", lambda: False)():
             text = f"{color}{text}{_RESET}"
-        print(text, file=self.stream, flush=True)
+        with _WRITE_LOCK:  # (one write of the whole line: threads' messages never interleave)
+            stream.write(text + "\n")
+            stream.flush()
+
+    def progress(self, what: str, total: int, topic: str = "compile") -> "Progress":
+        """Report long work (`total` steps) while it runs: ``with logger.progress(...) as p: ...
+        p.step_done(description)``. See ``Progress``."""
+        return Progress(self, what, total, topic)
 
     def _enabled_here(self, verbosity: str) -> bool:
         """With per-path verbosities: whether `verbosity` is on for the part of tripy that is logging."""
@@ -175,6 +194,127 @@ class Logger:
         if name in VERBOSITY_CONFIGS and name != "ir":
             return lambda message, mode="each": self.log(message, name, mode)
         raise AttributeError(f"Logger has no attribute: '{name}'.")
+
+
+def _from_environment(value: str) -> frozenset[str]:
+    """The verbosity ``TRIPY_LOG`` asks for (see the module docstring); "info" if it is unset or unknown."""
+    names = {n.strip() for n in value.split(",") if n.strip()}
+    if not names:
+        return Logger._normalize("info")
+    if not names & {"verbose", "info", "warning", "error", "all"}:
+        names.add("info")
+    try:
+        return Logger._normalize(names)
+    except Exception as e:  # (a typo in the environment must not stop ``import tripy``)
+        sys.stderr.write(f"tripy: ignoring TRIPY_LOG={value!r}: {e}\n")
+        return Logger._normalize("info")
+
+
+_WRITE_LOCK = threading.Lock()
+
+
+class Progress:
+    """Long work reporting while it runs (``logger.progress(what, total)``, a context manager).
+
+    ``step_started(description)`` and ``step_done(description)`` log a line on the topic (``compile``) as each
+    step starts and ends, so the log says what is running now, not only what has finished. Where stderr is a
+    terminal and ``tqdm`` is installed (the ``progress`` extra of ``tripy-inference``), a progress bar also shows on
+    stderr once the work has taken ``BAR_DELAY`` seconds (short work shows nothing), and its elapsed time
+    keeps moving while a long step (one big compile) runs. ``TRIPY_PROGRESS=0`` turns the bar off. Work
+    reported inside other reported work (the programs of a range compile) gets no bar of its own.
+    Thread-safe: steps may start and end in several threads."""
+
+    BAR_DELAY = 1.0
+    _depth = 0  # how many reports are running (in any thread): only the outermost shows a bar...
+    _shown: Optional["Progress"] = None  # ...this one, where the reports inside it show their counts
+
+    def __init__(self, logger: Logger, what: str, total: int, topic: str) -> None:
+        self.logger, self.what, self.total, self.topic = logger, what, total, topic
+        self.done = 0
+        self._lock = threading.Lock()
+        self._bar: Any = None
+        self._stop = threading.Event()
+        self._ticker: Optional[threading.Thread] = None
+
+    def __enter__(self) -> "Progress":
+        with _WRITE_LOCK:
+            Progress._depth += 1
+            outermost = Progress._depth == 1
+        self._start = time.perf_counter()
+        if outermost and _bar_wanted():
+            self._bar = _tqdm()(total=self.total, desc=self.what, unit="step", delay=self.BAR_DELAY, leave=False,
+                                file=sys.stderr, dynamic_ncols=True)
+            Progress._shown = self
+            self._ticker = threading.Thread(target=self._tick, name="tripy-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with _WRITE_LOCK:
+            Progress._depth -= 1
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        if self._bar is not None:
+            Progress._shown = None
+            self._bar.close()
+
+    @contextlib.contextmanager
+    def step(self, description: str) -> Iterator[None]:
+        """``step_started(description)``, the body, then ``step_done(description)``."""
+        self.step_started(description)
+        yield
+        self.step_done(description)
+
+    def set_total(self, total: int) -> None:
+        """The work turned out to have `total` steps."""
+        self.total = total
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.refresh()
+
+    def step_started(self, description: str) -> None:
+        self.logger.log(lambda: f"[{self.topic}] {self.what}: {description} ...", self.topic)
+        shown = Progress._shown
+        if shown is not None and shown is not self:  # (work inside the work with the bar)
+            shown._bar.set_postfix_str(f"{self.what} {self.done}/{self.total}", refresh=False)
+        elif self._bar is not None:
+            self._bar.set_postfix_str(description, refresh=False)
+
+    def step_done(self, description: Optional[str] = None) -> None:
+        """One more step is done (logged if `description` is given: callers with a line of their own omit it)."""
+        with self._lock:
+            self.done += 1
+            done = self.done
+        elapsed = time.perf_counter() - self._start
+        if description is not None:
+            self.logger.log(lambda: f"[{self.topic}] {self.what}: ({done}/{self.total}) {description} done "
+                                    f"({elapsed:.3f} s so far)", self.topic)
+        shown = Progress._shown
+        if self._bar is not None:
+            self._bar.update(1)
+        elif shown is not None:
+            shown._bar.set_postfix_str(f"{self.what} {done}/{self.total}", refresh=False)
+
+    def _tick(self) -> None:  # (a thread: the bar's clock moves while one step blocks for seconds)
+        while not self._stop.wait(0.25):
+            if time.perf_counter() - self._start >= self.BAR_DELAY:
+                self._bar.refresh()
+
+
+def _bar_wanted() -> bool:
+    if os.environ.get("TRIPY_PROGRESS", "1").lower() in ("0", "off", "false") or _tqdm() is None:
+        return False
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _tqdm() -> Any:
+    """tqdm's progress bar class, or None where the optional dependency (``progress`` extra) is missing."""
+    try:
+        from tqdm import tqdm  # (optional: imported only when a bar could show)
+    except ImportError:
+        return None
+    return tqdm
 
 
 logger = Logger()

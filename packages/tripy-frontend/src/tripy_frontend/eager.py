@@ -11,6 +11,7 @@ from typing import Any, List, NoReturn, Sequence
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
 from tripy_flatir.logging import logger
+from tripy_trace.ops.constant import Scalar
 from tripy_trace.ops.storage import Storage
 from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
@@ -50,7 +51,7 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     """A cache miss (or IR logging): trace, lower and compile, and cache the program under `key`."""
     trace = Trace(outputs, inputs)  # (the program's arguments in the order signature() gives them)
     for t in trace.inputs:
-        if not isinstance(t.producer, Storage):  # a runtime input of tp.compile: no value while tracing
+        if not isinstance(t.producer, (Storage, Scalar)):  # a runtime input of tp.compile: no value while tracing
             _cannot_evaluate_traced(t)
     if cached is not None:
         lower(trace)  # show the IR even when the compiled program is reused

@@ -32,6 +32,10 @@ class Tensor:
     ``np.ascontiguousarray(a)`` (``t.contiguous()`` in PyTorch) makes one that is. With `dtype` the data is
     converted, with `device` copied there.
 
+    The data is copied once into a buffer the tensor owns (DLPack producers are read without a copy first),
+    so later writes to the array do not change the tensor. Reading a result out is not a copy on the CPU:
+    ``np.from_dlpack(t)`` shares its memory (read-only).
+
     Operations are lazy: they record what to compute. A tensor is evaluated when its value is used
     (``print``, ``.eval()``, ``np.from_dlpack(t)``, ``t.tolist()``, ``bool(t)``).
 
@@ -277,14 +281,27 @@ class Tensor:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        hint = ""
-        if name in PUBLIC_API:
+        if name in _OTHER_LIBRARIES:
+            hint = f" {_OTHER_LIBRARIES[name]}"
+        elif name in PUBLIC_API:
             hint = f" Did you mean: 'tripy.{name}'?"
-        else:
-            close = difflib.get_close_matches(name, dir(type(self)), n=1)
-            if close:
-                hint = f" Did you mean: '{close[0]}'?"
-        raise AttributeError(f"Module: 'tripy.Tensor' does not have attribute: '{name}'.{hint}")
+        else:  # (public names only: a private helper is never the answer)
+            close = difflib.get_close_matches(name, [n for n in dir(type(self)) if not n.startswith("_")], n=1)
+            hint = f" Did you mean: '{close[0]}'?" if close else ""
+        raise AttributeError(f"'tripy.Tensor' object has no attribute '{name}'.{hint}")
+
+
+# What users of NumPy and PyTorch reach for on a tensor, and tripy's spelling of it (nvtripy's too).
+_TO_NUMPY = ("To get a NumPy array, use np.from_dlpack(t) (it shares the evaluated result's memory on the CPU), "
+             "or t.tolist() for Python lists.")
+_OTHER_LIBRARIES = {
+    "numpy": _TO_NUMPY,
+    "to_numpy": _TO_NUMPY,
+    "item": "For a Python number, use float(t), int(t) or bool(t) (on a tensor with one element).",
+    "cpu": "To move a tensor, use tripy.copy(t, tp.device('cpu')).",
+    "to": "To move a tensor, use tripy.copy(t, device); to change its dtype, tripy.cast(t, dtype).",
+    "astype": "To change a tensor's dtype, use tripy.cast(t, dtype).",
+}
 
 
 _capture = _stack.capture

@@ -12,7 +12,8 @@ from tripy_trace.tensor import TraceTensor
 
 class Trace:
     """Built by walking back from `outputs`. Program inputs are the outputs of input ops (stored data,
-    placeholders); `inputs` fixes the order of placeholders, which come first."""
+    placeholders) and the tensors in `inputs`, which come first in that order: placeholders, or the
+    eager program's inputs from ``signature`` (which include the Python numbers, ``constant.Scalar``)."""
 
     def __init__(self, outputs: Sequence[TraceTensor], inputs: Sequence[TraceTensor] = ()) -> None:
         self.outputs = list(outputs)
@@ -40,7 +41,7 @@ class Trace:
         for t in self.inputs:
             flat[id(t)] = func.add_input(t.to_flat_ir())
         for op in self.ops:
-            if op.is_input:
+            if op.is_input or (op.is_eager_input and id(op.outputs[0]) in flat):  # (a number: eager program input)
                 continue
             inputs = [flat[id(i)] for i in op.inputs]
             outputs = [o.to_flat_ir() for o in op.outputs]
@@ -101,8 +102,9 @@ def signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]]
     number of inputs and outputs, so the key parses one way only), its position among the outputs if
     the producer has several, then its inputs. So the key does not depend on which tensors they are,
     but it does on op kinds, attributes, wiring, and the shapes, dtypes and devices of stored data
-    (which are in input ops' key ids). The program inputs are the outputs of input ops in the order the
-    walk meets them."""
+    (which are in input ops' key ids), never on data or the values of Python numbers. The program inputs
+    are the outputs of eager input ops (``is_eager_input``: input ops and Python numbers) in the order
+    the walk meets them."""
     key, inputs, _ = _signature(outputs)
     return key, inputs
 
@@ -126,7 +128,7 @@ def _signature(outputs: Sequence[TraceTensor]) -> Tuple[tuple, List[TraceTensor]
         outs = op._out  # type: ignore[union-attr]  # (a weak reference to the only output, or a list)
         if type(outs) is list and len(outs) != 1:
             append(outs.index(t))  # (identity: TraceTensor does not define ==)
-        if op.is_input:  # type: ignore[union-attr]
+        if op.is_eager_input:  # type: ignore[union-attr]
             program_inputs.append(t)
         inputs = op.inputs  # type: ignore[union-attr]
         if inputs:

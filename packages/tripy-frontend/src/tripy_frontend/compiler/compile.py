@@ -9,6 +9,7 @@ from tripy_backend import module_to_bytecode
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU
 from tripy_flatir.exceptions import raise_error
+from tripy_flatir.logging import logger
 from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
 from tripy_trace.pipeline import lower
@@ -91,16 +92,21 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     if len(set(inputs.names)) != len(inputs.names):
         raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
 
-    with tracing(fname):
-        result = func(*call_args, **call_kwargs)
-    outputs, returns_tuple = _outputs_of(result, fname, where)
-    hoist_constants([o.trace_tensor for o in outputs])
-    trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
-    _, module = lower(trace)
-    constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]
-    out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
-    return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
-                              returns_tuple, device, optimization_level, f"tripy.compile({fname})")
+    # (Each stage is logged as it starts on the "compile" topic; on a terminal, a bar once it takes a second.)
+    with logger.progress(f"tripy.compile({fname})", 4) as progress:
+        with progress.step(f"tracing {fname}"), tracing(fname):
+            result = func(*call_args, **call_kwargs)
+        outputs, returns_tuple = _outputs_of(result, fname, where)
+        with progress.step("evaluating what depends on baked-in data only"):
+            hoist_constants([o.trace_tensor for o in outputs])
+        trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
+        with progress.step("lowering to StableHLO"):
+            _, module = lower(trace)
+        constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]
+        out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
+        with progress.step("compiling"):
+            return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
+                                      returns_tuple, device, optimization_level, f"tripy.compile({fname})")
 
 
 def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],

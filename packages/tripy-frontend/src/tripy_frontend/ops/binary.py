@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tripy_backend import memory
 from tripy_flatir import stack_info as _stack
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
 from tripy_trace.ops.constant import Constant
@@ -18,7 +19,7 @@ def binary(lhs: Any, rhs: Any, kind: Kind) -> Tensor:
         # ``x * 0.5`` on a floating tensor: what to_tensors gives (scalar_like refuses no Python float or int
         # next to a floating tensor), without building a Tensor for the number.
         a = lhs.trace_tensor
-        b = _scalar(rhs, a.dtype, a.device)
+        b = _scalar(rhs, a.dtype, a.device, _upload)
     else:  # a number (or other data) next to a tensor
         if not isinstance(lhs, Tensor) and not isinstance(rhs, Tensor) and kind.name in ("MAXIMUM", "MINIMUM"):
             lhs = Tensor(lhs)
@@ -33,6 +34,7 @@ def binary(lhs: Any, rhs: Any, kind: Kind) -> Tensor:
 _new = object.__new__
 _make = BinaryElementwise.make
 _scalar = Constant.scalar
+_upload = memory.to_device  # (a number's buffer: eager programs take numbers as arguments)
 _PLAIN_NUMBERS = (float, int)  # (exact types: not bool, not NumPy scalars, which keep the general path)
 _capture = _stack.capture
 _SPELLING = {id(k): k.value[1] for k in Kind}  # (by id: Enum hashes in Python)

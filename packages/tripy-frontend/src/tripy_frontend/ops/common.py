@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tripy_backend import memory
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU as _CPU
@@ -42,7 +43,8 @@ def constant(value: Any, dtype: dtypes.dtype, device: Any = None) -> Tensor:
 
 
 def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
-    """A Python number used next to tensor `like` becomes a rank-0 constant of like's dtype."""
+    """A Python number used next to tensor `like` becomes a rank-0 constant of like's dtype (an argument of
+    eager programs, a literal in compiled ones: see ``tripy_trace.ops.constant.Scalar``)."""
     dt = like.dtype
     if isinstance(value, (float, np.floating)) and not dt.is_floating and not float(value).is_integer():
         raise_error(f"Cannot combine a {dt} tensor with the Python float {value} in {what} without losing precision.",
@@ -57,7 +59,7 @@ def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
                         f"(range {info.min} to {info.max}).", _stack.capture(),
                         [f"Cast the tensor to a wider dtype first, e.g. tripy.cast(t, tp.int64) {what} {value}."])
     t = _new_tensor(Tensor)
-    t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device)
+    t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device, memory.to_device)
     return t
 
 

@@ -30,6 +30,10 @@ class BaseTraceOp:
 
     # True for ops whose output is a program input (stored data, compile-time placeholders).
     is_input: ClassVar[bool] = False
+    # True for ops whose output is an input of the programs eager evaluation compiles: every input op, and
+    # the Python numbers next to tensors (``constant.Scalar``), so that a new number is new data for the
+    # same program, not a new program. (``tripy.compile`` bakes those numbers in as literals.)
+    is_eager_input: ClassVar[bool] = False
     # The user-facing spelling used in error messages, e.g. "'+'" or "tripy.reshape".
     display_name: ClassVar[Optional[str]] = None
 

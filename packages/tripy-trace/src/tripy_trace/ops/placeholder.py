@@ -16,6 +16,7 @@ class Placeholder(BaseTraceOp):
     device: Any
 
     is_input: ClassVar[bool] = True
+    is_eager_input: ClassVar[bool] = True
 
     def infer_devices(self) -> None:
         self.outputs[0].device = self.device

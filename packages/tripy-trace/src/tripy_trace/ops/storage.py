@@ -26,6 +26,7 @@ class Storage(BaseTraceOp):
     device: Any
 
     is_input: ClassVar[bool] = True
+    is_eager_input: ClassVar[bool] = True
 
     @classmethod
     def tensor_of(cls, data: Any, shape: tuple, dtype: Any, device: Any, stack_info: Any = None) -> TraceTensor:

@@ -1,0 +1,148 @@
+"""The logger's environment variable, whole-line writes from many threads, and progress reports (log lines
+as work starts and ends; a bar on a terminal)."""
+
+import fcntl
+import io
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+
+import pytest
+
+from tripy_flatir.logging import logger
+
+
+def _verbosity_with(env_value):
+    code = "from tripy_flatir.logging import logger; print(','.join(sorted(logger.verbosity)))"
+    env = dict(os.environ, TRIPY_LOG=env_value)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.strip().split(",")) - {""}, done.stderr
+
+
+def test_tripy_log_sets_the_verbosity():
+    enabled, _ = _verbosity_with("compile,timing")
+    assert enabled == {"compile", "timing", "info", "warning", "error"}  # (no severity named: info stays on)
+    enabled, _ = _verbosity_with("error, mlir")
+    assert enabled == {"error", "mlir"}
+    enabled, _ = _verbosity_with("")
+    assert enabled == {"info", "warning", "error"}
+    enabled, err = _verbosity_with("compile,timming")  # a typo: a warning, not a failed import
+    assert enabled == {"info", "warning", "error"} and "ignoring TRIPY_LOG='compile,timming'" in err
+    assert "timming" in err and "choose from" in err
+
+
+def test_tripy_log_turns_on_compile_logging_without_code_changes():
+    code = "import tripy as tp\ntp.compile(lambda x: x + 1.0, args=[tp.InputInfo((2,), tp.float32)])\n"
+    env = dict(os.environ, TRIPY_LOG="compile")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "[compile] tripy.compile(<lambda>): tracing <lambda> ..." in done.stdout
+    assert "[compile] XLA:CPU: tripy.compile(<lambda>)" in done.stdout
+
+
+class _SlowStream:
+    """A stream that takes its time over every write, one character at a time (as a pipe or terminal may
+    take a long line in pieces), so unsynchronized writers would run into each other."""
+
+    def __init__(self):
+        self.chars = []
+
+    def write(self, text):
+        for ch in text:
+            self.chars.append(ch)
+            time.sleep(0)  # (let another thread run)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def getvalue(self):
+        return "".join(self.chars)
+
+
+def test_concurrent_messages_never_interleave(monkeypatch):
+    stream = _SlowStream()
+    monkeypatch.setattr(logger, "stream", stream)
+    messages = {f"thread {i}: " + chr(ord("a") + i) * 60 for i in range(8)}
+    barrier = threading.Barrier(len(messages))
+
+    def work(message):
+        barrier.wait()
+        for _ in range(20):
+            logger.log(message, "compile")
+
+    with logger.use_verbosity("compile"):
+        threads = [threading.Thread(target=work, args=(m,)) for m in messages]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 20 * len(messages) and set(lines) == messages
+
+
+def test_progress_logs_each_step_as_it_starts_and_ends(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr(logger, "stream", stream)
+    with logger.use_verbosity("compile"):
+        with logger.progress("building", 2) as progress:
+            with progress.step("first part"):
+                assert stream.getvalue().splitlines() == ["[compile] building: first part ..."]  # (while it runs)
+            progress.step_started("second part")
+            progress.step_done()  # (a caller with a line of its own)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[compile] building: first part ..."
+    assert lines[1].startswith("[compile] building: (1/2) first part done (") and lines[1].endswith(" s so far)")
+    assert lines[2:] == ["[compile] building: second part ..."] and progress.done == 2
+    with logger.progress("quiet", 1) as progress:  # topic off: nothing is printed
+        with progress.step("a step"):
+            pass
+    assert len(stream.getvalue().splitlines()) == 3
+
+
+_BAR_SCRIPT = """
+import time
+from tripy_flatir.logging import Progress, logger
+Progress.BAR_DELAY = {delay}
+with logger.progress("compiling things", 3) as progress:
+    for i in range(3):
+        with progress.step(f"thing {{i}}"):
+            time.sleep(0.4)
+"""
+
+
+def _stderr_on_a_terminal(delay):
+    """What the script writes to stderr when stderr is a (pseudo-)terminal."""
+    pytest.importorskip("tqdm")
+    main, replica = pty.openpty()
+    fcntl.ioctl(replica, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # (30 rows, 100 columns)
+    env = dict(os.environ)
+    env.pop("TRIPY_PROGRESS", None)
+    proc = subprocess.Popen([sys.executable, "-c", _BAR_SCRIPT.format(delay=delay)], stderr=replica,
+                            stdout=subprocess.DEVNULL, env=env)
+    os.close(replica)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # (the terminal's other end closed: the script is done)
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_terminal_gets_a_progress_bar_once_work_takes_long():
+    shown = _stderr_on_a_terminal(delay=0.2)
+    assert "compiling things" in shown and "/3" in shown  # the bar, with its count
+    assert "thing" in shown  # and what is running now
+    assert _stderr_on_a_terminal(delay=30.0).strip() == ""  # short work: no bar at all
