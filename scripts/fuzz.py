@@ -1,5 +1,6 @@
 """The long differential fuzz against NumPy (tests/fuzz/chains.py): N random op chains, each run eager,
-compiled with static shapes and compiled with dynamic dims; prints counts per mode and outcome, refusals by
+compiled with static shapes and compiled with dynamic dims (called at the declared sizes, then at other sizes of
+the ranges); prints counts per mode and outcome, refusals by
 cause, and every failure with its seed (rerun one with --seed S --cases 1).
 
     uv run python scripts/fuzz.py --cases 10000            # the long run (figures: docs/guides/reliability.rst)
@@ -39,6 +40,8 @@ def main() -> int:
         for mode in args.modes:
             outcome, what = chains.check(case, mode)
             counts[(mode, outcome)] += 1
+            if what == "called at two sizes":
+                counts[(mode, "two-sizes")] += 1
             if outcome == "refusal":
                 causes[what] += 1
             elif outcome != "match":
@@ -51,7 +54,8 @@ def main() -> int:
     print(f"\n{args.cases} cases x {len(args.modes)} modes in {elapsed:.0f} s")
     for mode in args.modes:
         row = {o: counts[(mode, o)] for o in ("match", "refusal", "mismatch", "raw", "bad-refusal", "bad-report")}
-        print(f"  {mode:8s} " + "  ".join(f"{k}={v}" for k, v in row.items()))
+        print(f"  {mode:8s} " + "  ".join(f"{k}={v}" for k, v in row.items())
+              + (f"  (matched at a second size: {counts[(mode, 'two-sizes')]})" if mode == "dynamic" else ""))
     print("refusals by cause (all modes):")
     for cause, n in causes.most_common():
         print(f"  {n:6d}  {cause}")
