@@ -25,6 +25,9 @@ FOLDING = {
     "ones_like + transpose": (lambda a: tp.transpose(tp.ones_like(a), 0, 1), lambda a: np.ones(a.shape[::-1], a.dtype)),
     "concatenate of a == a": (lambda a: tp.concatenate([a == a, a == a], dim=1),
                               lambda a: np.ones((a.shape[0], 2 * a.shape[1]), bool)),
+    # (values: the second part must start right after the first one's real size, not after its padding)
+    "concatenate of a >= a and a < a": (lambda a: tp.concatenate([a >= a, a < a], dim=1),
+                                        lambda a: np.concatenate([np.ones(a.shape, bool), np.zeros(a.shape, bool)], 1)),
 }
 INTEGER_FOLDING = {
     "a - a": (lambda a: a - a, lambda a: np.zeros(a.shape, a.dtype)),

@@ -34,6 +34,7 @@ from tripy_backend.real_sizes import RealSizes
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
 _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+_SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
 
 # Operand positions that give a dynamic op's result shape (not data).
 _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
@@ -122,6 +123,7 @@ def _add_twins(fn: Any) -> List[List[int]]:
                 continue
             sizes.visit(op.operation)
             _twin_op(op, name, twin, sizes)
+            _mark_sizes(op, name, twin, sizes)
     raise Unsupported("the program has no func.return")
 
 
@@ -170,6 +172,31 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
     sizes.alias(marker.results[0], result)
     if op.results[0] in twin:
         twin[op.results[0]] = marker.results[0]
+
+
+def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
+    """Mark each result with dynamic dims (other than the results `_twin_op` marks) to get its real sizes set
+    again. XLA's dynamic padder tracks a padded value's real size through the ops, but loses it where the
+    simplifier folds the value to a constant (``a >= a`` on integers): a concatenation of that value would
+    put the next operand after the padding. Setting the sizes after every op keeps them whatever folds."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    if name in _SHAPE_OPERANDS or name == "stablehlo.optimization_barrier":
+        return
+    for result in op.results:
+        if not ir.RankedTensorType.isinstance(result.type):
+            continue
+        dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+        if not dyn or not sizes.known(result, dyn):
+            continue
+        value = twin.get(result, result)  # (a result computed from dim values: its run-time twin carries it)
+        marker = stablehlo.OptimizationBarrierOp([value] + [sizes.i32(result, d) for d in dyn])
+        marker.attributes[_SIZES] = ir.DenseI64ArrayAttr.get(dyn)
+        value.replace_all_uses_except(marker.results[0], marker.operation)
+        sizes.alias(marker.results[0], result)
+        if result in twin:
+            twin[result] = marker.results[0]
 
 
 def _return_sizes(ret: Any, twin: Dict[Any, Any], sizes: RealSizes) -> List[List[int]]:
@@ -233,6 +260,13 @@ def _lower_markers(fn: Any) -> None:
             with after:
                 for d in dims:
                     value = _set_size(value, _element(shape, d), d)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and _SIZES in op.attributes:
+            value = op.operands[0]
+            with after:
+                for d, size in zip(ir.DenseI64ArrayAttr(op.attributes[_SIZES]), list(op.operands)[1:]):
+                    value = _set_size(value, size, d)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:

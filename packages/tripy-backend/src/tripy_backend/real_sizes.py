@@ -57,6 +57,9 @@ class RealSizes:
         """`value` has the sizes of `same_as` (a marker or a clone standing for it)."""
         self.sizes[value] = self.of(same_as)
 
+    def known(self, value: Any, dims: List[int]) -> bool:
+        return not any(isinstance(self.of(value)[d], Unknown) for d in dims)
+
     def i32(self, value: Any, dim: int) -> Any:
         """The size of `value`'s dim `dim` as an ``i32`` scalar MLIR value (at the current insertion point)."""
         size = self.of(value)[dim]
