@@ -1,8 +1,14 @@
 """Resident memory under repeated work: prints one JSON line with the growth (MB) of each phase after its
-warm-up, and what dropping a 200 MB tensor gives back. tests/reliability/test_memory.py runs it with a small
-count of new-shape compiles (with a program cache of a few entries); the full counts are the defaults:
+warm-up, and what dropping a 200 MB tensor gives back. tests/reliability/test_memory.py runs it with small
+counts (and a program cache of a few entries); the full counts are the defaults:
 
-    uv run python scripts/memory_check.py          # 10,000 eager evals, 1,000 new shapes, 1,000 calls
+    uv run python scripts/memory_check.py     # 10,000 eager evals, 10,000 new shapes, 1,000 calls, a range sweep
+
+New shapes: eager programs of 10,000 new input shapes, each compiled; the default cache keeps 512, so from
+the 513th on each new program evicts one. Reported: resident memory at each 1,000 shapes
+(``new_shapes_rss_mb``), and the growth from shape 5,000 to the last (``new_shapes_plateau_growth_mb``,
+under 20 MB is the goal). Range sweep: one executable compiled for a range of sizes, called at every size of
+the range, twice; the growth over the second sweep (``range_sweep_growth_mb``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ def settled_rss() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--eager", type=int, default=10000, help="eager evaluations of one graph shape")
-    parser.add_argument("--new-shapes", type=int, default=1000, help="eager evaluations at new shapes (compiles)")
+    parser.add_argument("--new-shapes", type=int, default=10000, help="eager evaluations at new shapes (compiles)")
+    parser.add_argument("--range-max", type=int, default=512, help="range sweep: sizes 1..N of one executable")
     parser.add_argument("--calls", type=int, default=1000, help="calls of one compiled executable")
     parser.add_argument("--cache-size", type=int, default=None, help="eager program cache capacity (default: tripy's)")
     args = parser.parse_args()
@@ -56,11 +63,8 @@ def main() -> None:
         report[f"{name}_growth_mb"] = round(settled_rss() - before, 1)
 
     measure("eager", lambda i: eager_step(), args.eager, 500)
-    # New shapes: each compiles a program; after `capacity` of them the cache evicts one per new program. The heap
-    # settles during the first turnover of the cache (measured: +25 MB from 512 to 800 programs with the default
-    # capacity, then ~0.5 MB per 200), so the warm-up is two cache-fulls.
-    measure("new_shapes", lambda i: np.from_dlpack(tp.exp(tp.ones((i + 1, 3))) * 2.0), args.new_shapes,
-            max(2 * capacity, capacity + 50))
+    new_shapes(args.new_shapes, report)
+    range_sweep(args.range_max, report)
     exe = tp.compile(lambda a, b: tp.tanh(a @ b) + 1.0,
                      args=[tp.InputInfo((16, 16), tp.float32), tp.InputInfo((16, 16), tp.float32)])
     x = tp.Tensor(rng.standard_normal((16, 16), dtype=np.float32))
@@ -77,6 +81,39 @@ def main() -> None:
     del result
     report["big_result_left_mb"] = round(settled_rss() - before, 1)
     print(json.dumps(report))
+
+
+def new_shapes(count: int, report: dict) -> None:
+    """Eager programs of `count` new shapes: resident memory every 1,000 (and at the end), and the growth from
+    the middle to the end, once the program cache has turned over (its first fill is the warm-up)."""
+    import tripy as tp
+
+    marks = {}
+    middle = count // 2
+    for i in range(count):
+        np.from_dlpack(tp.exp(tp.ones((i + 1, 3))) * 2.0)
+        if (i + 1) % 1000 == 0 or i + 1 in (middle, count):
+            marks[i + 1] = round(settled_rss(), 1)
+    report["new_shapes_count"] = count
+    report["new_shapes_rss_mb"] = marks
+    report["new_shapes_plateau_growth_mb"] = round(marks[count] - marks[middle], 1)
+
+
+def range_sweep(hi: int, report: dict) -> None:
+    """One executable for sizes 1..hi (a few bounded programs) called at every size, twice: the growth over
+    the second sweep."""
+    import tripy as tp
+
+    exe = tp.compile(lambda a: tp.tanh(a) * 2.0 + tp.sum(a, dim=0), args=[tp.InputInfo(((1, hi // 2, hi), 8), tp.float32)])
+
+    def sweep() -> None:
+        for n in range(1, hi + 1):
+            np.from_dlpack(exe(tp.Tensor(np.full((n, 8), 0.5, np.float32))))
+    sweep()
+    before = settled_rss()
+    sweep()
+    report["range_sweep_sizes"] = hi
+    report["range_sweep_growth_mb"] = round(settled_rss() - before, 1)
 
 
 if __name__ == "__main__":

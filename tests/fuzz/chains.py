@@ -40,6 +40,7 @@ TP_DTYPES = {"float32": tp.float32, "float16": tp.float16, "int32": tp.int32, "i
 MODES = ("eager", "static", "dynamic")
 EMPTY_MAX = "max/min/argmax/argmin over an empty dim"
 SQUEEZE = "squeeze of a dim whose size is not 1"
+NO_RUNTIME_ERRORS = "second call at sizes the ops cannot take (documented: a compiled program has no run-time errors)"
 DIFFERENCES = __doc__
 
 
@@ -155,6 +156,7 @@ BINARY: Dict[str, Tuple[Callable, Callable, Sequence[str]]] = {
     "maximum": (np.maximum, tp.maximum, FLOATS + INTS), "minimum": (np.minimum, tp.minimum, FLOATS + INTS),
     "lt": (np.less, lambda a, b: a < b, DTYPES), "eq": (np.equal, lambda a, b: a == b, DTYPES),
     "ge": (np.greater_equal, lambda a, b: a >= b, DTYPES), "and": (np.bitwise_and, lambda a, b: a & b, INTS + ("bool",)),
+    "xor": (np.bitwise_xor, lambda a, b: a ^ b, INTS + ("bool",)),
 }
 
 
@@ -442,7 +444,34 @@ def _softmax_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.nd
     return _numpy(softmax).astype(x.dtype)
 
 
+# Results that do not depend on the input's values (a compiler folds them to constants): a binary op of a value
+# with itself, or a tensor like it.
+SELF = ("eq", "ge", "lt", "sub", "xor", "and", "mul")
+LIKE = {"zeros_like": (np.zeros_like, tp.zeros_like), "ones_like": (np.ones_like, tp.ones_like)}
+
+
+def _self_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
+    if d.chance(25):
+        return {"like": d.choice(list(LIKE))}
+    names = [n for n in SELF if x.dtype.name in BINARY[n][2]]
+    return {"fn": d.choice(names or list(SELF))}
+
+
+def _self_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndarray:
+    if "like" in p:
+        return LIKE[p["like"]][0](x)
+    fn, _tp, allowed = BINARY[p["fn"]]
+    _dtype_is(x, allowed, p["fn"])
+    out = _numpy(lambda: fn(x, x))
+    return out if out.dtype == bool else out.astype(x.dtype)
+
+
+def _self_run(t: Any, p: Dict[str, Any], _: Sequence[Any]) -> Any:
+    return LIKE[p["like"]][1](t) if "like" in p else BINARY[p["fn"]][1](t, t)
+
+
 OPS: Dict[str, Op] = {
+    "self": Op(_self_draw, _self_ref, _self_run),
     "unary": Op(lambda d, x, c: {"fn": _fitting(d, UNARY, x)}, _unary_ref, lambda t, p, _: UNARY[p["fn"]][1](t)),
     "binary": Op(_binary_draw, _binary_ref, _binary_run),
     "reduce": Op(_reduce_draw, _reduce_ref, _reduce_run),
@@ -525,18 +554,40 @@ def program(case: Case) -> Callable[..., Any]:
     return fn
 
 
-def run_tripy(case: Case, mode: str) -> np.ndarray:
+def run_tripy(case: Case, mode: str) -> Tuple[np.ndarray, Any]:
+    """Tripy's result, and the executable that gave it (None in eager mode)."""
     fn = program(case)
     tensors = [tp.Tensor(a) for a in case.inputs]
+    exe = None
     if mode == "eager":
         out = fn(*tensors)
     else:
         infos = [tp.InputInfo(_declared(a.shape, mode), TP_DTYPES[a.dtype.name]) for a in case.inputs]
-        out = tp.compile(fn, args=infos)(*tensors)
+        exe = tp.compile(fn, args=infos)
+        out = exe(*tensors)
+    return _to_numpy(out), exe
+
+
+def _to_numpy(out: Any) -> np.ndarray:
     result = np.from_dlpack(out)
     if result.dtype.name != _dtype_name(out.dtype):
         raise AssertionError(f"NumPy view has dtype {result.dtype}, tensor {out.dtype}")
+    if tuple(out.shape) != result.shape:
+        raise AssertionError(f"the tensor's shape {tuple(out.shape)} is not its data's {result.shape}")
     return result
+
+
+def resized(case: Case) -> Case:
+    """The case at other sizes inside the dynamic mode's ranges (`_declared`): each size other than 1 becomes
+    the same new size wherever it occurs (so inputs that broadcast together still do), never 1 (a dynamic dim
+    is assumed not to be 1); new values of the same dtypes. Mostly a size between two of the range program's
+    bounds, which runs padded."""
+    rng = random.Random(repr(case))
+    sizes = sorted({s for a in case.inputs for s in a.shape if s != 1})
+    new = {s: rng.choice([n for n in (s - 1, s + 1, s + 2) if n >= 0 and n != 1]) for s in sizes}
+    d = Draw.from_random(rng)
+    inputs = [draw_array(d, tuple(new.get(s, s) for s in a.shape), a.dtype.name) for a in case.inputs]
+    return Case(inputs, case.steps)
 
 
 def _declared(shape: Tuple[int, ...], mode: str) -> tuple:
@@ -574,14 +625,36 @@ def close(got: np.ndarray, want: np.ndarray) -> Optional[str]:
 
 def check(case: Case, mode: str) -> Tuple[str, str]:
     """('match' | 'refusal', cause) when tripy behaves as the reference says, else ('mismatch' | 'raw' |
-    'bad-refusal' | 'bad-report', what happened)."""
+    'bad-refusal' | 'bad-report', what happened). In dynamic mode a program that matched is called again at
+    other sizes (`resized`), and that result is checked the same way, its shape included."""
+    exe = None
+
+    def first() -> np.ndarray:
+        nonlocal exe
+        got, exe = run_tripy(case, mode)
+        return got
+    outcome, what = _judge(case, mode, first)
+    if mode != "dynamic" or outcome != "match" or exe is None:
+        return outcome, what
+    again = resized(case)
+    outcome, what = _judge(again, mode, lambda: _to_numpy(exe(*[tp.Tensor(a) for a in again.inputs])))
+    if outcome == "bad-refusal" and what.startswith("accepted an invalid program"):
+        # (sizes the program's ops cannot take together, e.g. concatenated dims that no longer agree, or an
+        # index beyond a dynamic dim: documented, a compiled program has no run-time errors)
+        return "refusal", f"{NO_RUNTIME_ERRORS} ({what.split('(')[1].split(')')[0]})"
+    if outcome in ("match", "refusal"):
+        return outcome, what or "called at two sizes"
+    return outcome, f"second call, at {[list(a.shape) for a in again.inputs]}: {what}"
+
+
+def _judge(case: Case, mode: str, run: Callable[[], np.ndarray]) -> Tuple[str, str]:
     try:
         exact, wide = reference(case)
         expected: Optional[str] = None
     except Refuse as r:
         expected = str(r)
     try:
-        got = run_tripy(case, mode)
+        got = run()
     except tp.TripyException as e:
         text = str(e)
         if __file__ not in text:

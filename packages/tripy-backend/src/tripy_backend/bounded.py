@@ -5,16 +5,19 @@ the real size of a dim of a buffer padded to its bound, and XLA masks reductions
 products over the padding. `bound_module` turns tripy's shape-polymorphic module (``?`` dims, shape
 arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a static bound per input):
 
-1. Every value computed from dim sizes gets a *run-time twin*: each ``get_dimension_size`` gets an
-   opaque marker beside it, and each op that uses dim values as data (anything but the result shape of
-   a dynamic op) is cloned onto the twins. The originals fold to the bucket's bounds in step 2 and give
-   every tensor its static (padded) type; the twins read the real sizes at run time.
+1. Every value computed from dim sizes gets a *run-time twin*: each ``get_dimension_size`` is replaced by
+   the real size of its operand's dim as the program's shape arithmetic gives it (``real_sizes``: an
+   input's real size, an elementwise result's operand sizes, a concatenation's sum, a dynamic op's shape
+   operand...), and each op that uses dim values as data (anything but the result shape of a dynamic op)
+   is cloned onto the twins. The originals fold to the bucket's bounds in step 2 and give every tensor
+   its static (padded) type; the twins compute the real sizes at run time. The real size of each dynamic
+   output dim is returned as one more output (an ``i32`` vector), computed the same way: never read
+   back from the result, whose real size XLA loses where it folds it to a constant.
 2. The arguments take the bucket's static shapes; StableHLO shape refinement makes every type static.
 3. The markers become real ops: the inputs' real sizes are extra ``i32`` arguments, set with
-   ``set_dimension_size``; dim reads are ``get_dimension_size`` of a bounded view (XLA answers with the
-   real size); the results of dynamic broadcasts, iotas and reshapes get their real sizes set; a slice
-   whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
-4. After its outputs the program returns one ``i32`` vector: the real size of each dynamic output dim.
+   ``set_dimension_size``; an input's dim read is ``get_dimension_size`` of a bounded view (XLA answers
+   with the real size); the results of dynamic broadcasts, iotas and reshapes get their real sizes set; a
+   slice whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
 Ops whose run-time *values* depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount)
@@ -26,10 +29,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
+from tripy_backend.real_sizes import RealSizes
 
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
 _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+_SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
 
 # Operand positions that give a dynamic op's result shape (not data).
 _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
@@ -86,7 +91,6 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
         fn = _main(module)
         _lower_markers(fn)
         _set_input_sizes(fn, dynamic_dims)
-        _return_output_sizes(fn, out_dims)
         _set_function_type(fn)
         module.operation.verify()
         return bytecode(module), out_dims
@@ -94,61 +98,124 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
 
 # ---- step 1: run-time twins ----------------------------------------------------------------------------
 def _add_twins(fn: Any) -> List[List[int]]:
-    """Clone the dim-value computations onto run-time reads; mark the ops whose results need their real
-    sizes. Returns the dynamic dims of each output."""
+    """Clone the dim-value computations onto run-time sizes; mark the ops whose results need their real
+    sizes; return each output's real sizes (``real_sizes``) as one more output. Returns the dynamic dims of
+    each output."""
     from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
 
     block = fn.regions[0].blocks[0]
     twin: Dict[Any, Any] = {}
-    i32 = ir.IntegerType.get_signless(32)
+    sizes = RealSizes(twin, Unsupported)
     ops = list(block.operations)
+    with ir.InsertionPoint(ops[0]):
+        for arg in block.arguments:
+            sizes.visit_argument(arg, _dim_marker)
     for k, op in enumerate(ops):
         name = op.operation.name
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
-        if name == "stablehlo.get_dimension_size":
-            dim = ir.IntegerAttr(op.attributes["dimension"]).value
-            with after:
-                read = stablehlo.CustomCallOp([ir.RankedTensorType.get([], i32)], [op.operands[0]], _DIM_MARKER,
-                                              backend_config=ir.StringAttr.get(str(dim)))
-            twin[op.results[0]] = read.results[0]
-            continue
         if name == "func.return":
-            for i, v in enumerate(op.operands):
-                if v in twin:
-                    op.operands[i] = twin[v]
-            return [[d for d, size in enumerate(ir.RankedTensorType(v.type).shape) if size < 0] for v in op.operands]
-        shape_pos = _SHAPE_OPERANDS.get(name, ())
-        data = [i for i, v in enumerate(op.operands) if i not in shape_pos and v in twin]
-        result_op = op
-        if data:
-            result_op = op.operation.clone(ip=after)
-            for i in data:
-                result_op.operands[i] = twin[op.operands[i]]
-            for r, c in zip(op.results, result_op.results):
-                twin[r] = c
-        sized = [i for i in shape_pos if op.operands[i] in twin]
-        if not sized:
-            continue
-        if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
-            raise Unsupported(f"{name} with sizes that depend on the input shapes")
-        result = result_op.results[0]
-        dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
-        if name in _SETS_SHAPE:
-            operands = [result, twin[op.operands[shape_pos[0]]]]
-            attr = _SET_DIMS
-        else:  # real_dynamic_slice: source, run-time start, limit, strides
-            operands = [result, op.operands[0]] + [twin.get(op.operands[i], op.operands[i]) for i in shape_pos]
-            attr = _SLICE
+            return _return_sizes(op, twin, sizes)
         with after:
-            marker = stablehlo.OptimizationBarrierOp(operands)
-        marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
-        result.replace_all_uses_except(marker.results[0], marker.operation)
-        if op.results[0] in twin:
-            twin[op.results[0]] = marker.results[0]
+            if name == "stablehlo.get_dimension_size":
+                twin[op.results[0]] = sizes.i32(op.operands[0], ir.IntegerAttr(op.attributes["dimension"]).value)
+                continue
+            sizes.visit(op.operation)
+            _twin_op(op, name, twin, sizes)
+            _mark_sizes(op, name, twin, sizes)
     raise Unsupported("the program has no func.return")
+
+
+def _dim_marker(value: Any, dim: int) -> Any:
+    """A run-time read of an input's dim `dim` (an opaque marker until step 3)."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    i32 = ir.IntegerType.get_signless(32)
+    return stablehlo.CustomCallOp([ir.RankedTensorType.get([], i32)], [value], _DIM_MARKER,
+                                  backend_config=ir.StringAttr.get(str(dim))).results[0]
+
+
+def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
+    """Clone `op` onto the twins of its data operands (if any) and mark it if its result takes run-time
+    sizes (at the current insertion point, right after `op`)."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    shape_pos = _SHAPE_OPERANDS.get(name, ())
+    data = [i for i, v in enumerate(op.operands) if i not in shape_pos and v in twin]
+    result_op = op
+    if data:
+        result_op = op.operation.clone(ip=ir.InsertionPoint.current)
+        for i in data:
+            result_op.operands[i] = twin[op.operands[i]]
+        for r, c in zip(op.results, result_op.results):
+            twin[r] = c
+            sizes.alias(c, r)
+    sized = [i for i in shape_pos if op.operands[i] in twin]
+    if not sized:
+        return
+    if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
+        raise Unsupported(f"{name} with sizes that depend on the input shapes")
+    result = result_op.results[0]
+    dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+    if name in _SETS_SHAPE:
+        operands = [result, twin[op.operands[shape_pos[0]]]]
+        attr = _SET_DIMS
+    else:  # real_dynamic_slice: source, run-time start, limit, strides
+        operands = [result, op.operands[0]] + [twin.get(op.operands[i], op.operands[i]) for i in shape_pos]
+        attr = _SLICE
+    marker = stablehlo.OptimizationBarrierOp(operands)
+    marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
+    result.replace_all_uses_except(marker.results[0], marker.operation)
+    sizes.alias(marker.results[0], result)
+    if op.results[0] in twin:
+        twin[op.results[0]] = marker.results[0]
+
+
+def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
+    """Mark each result with dynamic dims (other than the results `_twin_op` marks) to get its real sizes set
+    again. XLA's dynamic padder tracks a padded value's real size through the ops, but loses it where the
+    simplifier folds the value to a constant (``a >= a`` on integers): a concatenation of that value would
+    put the next operand after the padding. Setting the sizes after every op keeps them whatever folds."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    if name in _SHAPE_OPERANDS or name == "stablehlo.optimization_barrier":
+        return
+    for result in op.results:
+        if not ir.RankedTensorType.isinstance(result.type):
+            continue
+        dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+        if not dyn or not sizes.known(result, dyn):
+            continue
+        value = twin.get(result, result)  # (a result computed from dim values: its run-time twin carries it)
+        marker = stablehlo.OptimizationBarrierOp([value] + [sizes.i32(result, d) for d in dyn])
+        marker.attributes[_SIZES] = ir.DenseI64ArrayAttr.get(dyn)
+        value.replace_all_uses_except(marker.results[0], marker.operation)
+        sizes.alias(marker.results[0], result)
+        if result in twin:
+            twin[result] = marker.results[0]
+
+
+def _return_sizes(ret: Any, twin: Dict[Any, Any], sizes: RealSizes) -> List[List[int]]:
+    """Return the twins of returned dim values, and the real size of each dynamic output dim as one more
+    output (an ``i32`` vector), computed before `ret`. Returns the dynamic dims of each output."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import func, stablehlo
+
+    outputs = [twin.get(v, v) for v in ret.operands]
+    out_dims = [[d for d, size in enumerate(ir.RankedTensorType(v.type).shape) if size < 0] for v in outputs]
+    with ir.InsertionPoint(ret):
+        if any(out_dims):
+            one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+            parts = [stablehlo.ReshapeOp(one, sizes.i32(v, d)).result
+                     for v, dims in zip(outputs, out_dims) for d in dims]
+            outputs.append(parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result)
+        func.ReturnOp(outputs)
+    ret.operation.erase()
+    return out_dims
 
 
 def _match_marker_types(fn: Any) -> None:
@@ -195,6 +262,13 @@ def _lower_markers(fn: Any) -> None:
                     value = _set_size(value, _element(shape, d), d)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and _SIZES in op.attributes:
+            value = op.operands[0]
+            with after:
+                for d, size in zip(ir.DenseI64ArrayAttr(op.attributes[_SIZES]), list(op.operands)[1:]):
+                    value = _set_size(value, size, d)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SLICE]))
             result, source, start, limit, strides = op.operands
@@ -229,23 +303,6 @@ def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> None:
         first_use = next((u.owner for u in arg.uses if u.owner.name == "stablehlo.set_dimension_size"), None)
         if first_use is not None:
             arg.replace_all_uses_except(value, first_use.operation)
-
-
-def _return_output_sizes(fn: Any, out_dims: List[List[int]]) -> None:
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import func, stablehlo
-
-    if not any(out_dims):
-        return
-    block = fn.regions[0].blocks[0]
-    ret = list(block.operations)[-1]
-    outputs = list(ret.operands)
-    with ir.InsertionPoint(ret):
-        one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
-        parts = [stablehlo.ReshapeOp(one, _output_size(v, d)).result for v, dims in zip(outputs, out_dims) for d in dims]
-        sizes = parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result
-        func.ReturnOp(outputs + [sizes])
-    ret.operation.erase()
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
@@ -286,25 +343,6 @@ def _real_size(value: Any, dim: int) -> Any:
     t = ir.RankedTensorType(value.type)
     view = stablehlo.ConvertOp(_bounded_type(t, dim), value).result
     return stablehlo.GetDimensionSizeOp(view, dim).result
-
-
-def _output_size(value: Any, dim: int) -> Any:
-    """The run-time size of an output's dim: a bound of 0 or 1 is the size (sizes that could be smaller
-    raised SmallSize; XLA can report an operand's size for an empty result)."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
-    return _static_size(value, dim) if ir.RankedTensorType(value.type).shape[dim] <= 1 else _real_size(value, dim)
-
-
-def _static_size(value: Any, dim: int) -> Any:
-    """The static size of `value`'s dim `dim`, as a ``tensor<i32>`` constant."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
-    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    size = ir.IntegerAttr.get(i32.element_type, ir.RankedTensorType(value.type).shape[dim])
-    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(i32, size)).result
 
 
 def _set_size(value: Any, size: Any, dim: int) -> Any:

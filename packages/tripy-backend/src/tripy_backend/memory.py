@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import ctypes
+import functools
+from typing import Any, Optional
 
 import numpy as np
 
@@ -40,3 +42,23 @@ def from_dlpack(obj: Any) -> np.ndarray:
     except Exception as e:  # the producer's or the importer's own exception types
         raise ValueError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
     return np.asarray(buffer)
+
+
+def release_freed_memory() -> bool:
+    """Ask the C allocator to return the memory it holds free to the system (glibc's ``malloc_trim``). After
+    programs are freed, glibc keeps their memory in its arenas, and under a stream of new programs those
+    grow in small pieces that later allocations do not fill exactly. False where the C library has no such
+    call (macOS, musl): there it is a no-op."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _malloc_trim() -> Optional[Any]:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return None

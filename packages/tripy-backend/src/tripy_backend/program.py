@@ -17,11 +17,12 @@ them as well as one built in this process.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -51,6 +52,10 @@ class Program:
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
+        # (a function of the module, not a bound method: launchers keep it, and a launcher that kept the program
+        # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
+        # collector instead of going at once)
+        self._runtime_error = functools.partial(_size_error, module_bytes, "The program failed at run time")
         if not self.is_dynamic:
             self._static = self._launchers[()] = _xla.Launcher(
                 self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}"),
@@ -176,13 +181,15 @@ class Program:
         except Exception as e:
             raise _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [str(e)]) from None
 
-    def _runtime_error(self, err: Exception) -> TripyException:
-        return self._size_error("The program failed at run time", str(err))
-
     def _size_error(self, headline: str, message: str) -> TripyException:
-        """An error report; one about a size (which names no op) is located at the largest tensor."""
-        extra, located_at = size_errors.largest_op(self.module_bytes, message)
-        return TripyException(locations.report(headline, [message, *extra], located_at))
+        return _size_error(self.module_bytes, headline, message)
+
+
+def _size_error(module_bytes: bytes, headline: str, error: Union[str, Exception]) -> TripyException:
+    """An error report; one about a size (which names no op) is located at the largest tensor."""
+    message = str(error)
+    extra, located_at = size_errors.largest_op(module_bytes, message)
+    return TripyException(locations.report(headline, [message, *extra], located_at))
 
 
 def _error(headline: str, messages: Sequence[str]) -> TripyException:

@@ -15,10 +15,21 @@ from tripy_flatir import dtypes
 _local = threading.local()
 
 
+# An MLIR context keeps every type, attribute and location it ever made (a tensor<1234x3xf32> for each new
+# shape) until it is destroyed: each thread's context is replaced after this many entries made while no context
+# was active (so nothing being built still uses the old one, which lives on while any object refers to it).
+CONTEXT_USES = 256
+
+
 def context() -> ir.Context:
     """This thread's MLIR context, with the func, StableHLO and CHLO dialects loaded."""
     ctx = getattr(_local, "context", None)
+    if ctx is not None:
+        _local.uses += 1
+        if _local.uses > CONTEXT_USES and not _building():
+            ctx = None
     if ctx is None:
+        _local.uses = 0
         registry = ir.DialectRegistry()
         _upstream_dialects().register_dialects(registry)
         ctx = ir.Context()
@@ -41,6 +52,14 @@ def _upstream_dialects() -> Any:
     except ImportError:
         from jaxlib.mlir._mlir_libs import register_jax_dialects as upstream  # type: ignore[no-redef]  # jaxlib 0.6
     return upstream
+
+
+def _building() -> bool:
+    """Whether an MLIR context is active in this thread (something is being built with it)."""
+    try:
+        return ir.Context.current is not None
+    except ValueError:
+        return False
 
 
 def bytecode(module: Any) -> bytes:

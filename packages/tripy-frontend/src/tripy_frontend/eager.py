@@ -6,10 +6,12 @@ program runs on the stored data's buffers and ``results.store`` puts each result
 
 from __future__ import annotations
 
+import os
 from typing import Any, List, NoReturn, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
+from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_trace.ops.constant import Scalar
 from tripy_trace.ops.storage import Storage
@@ -17,7 +19,23 @@ from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
 from tripy_frontend import results
 
-PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=512)
+DEFAULT_CACHE_SIZE = 512
+
+
+def _cache_size() -> int:
+    """``TRIPY_PROGRAM_CACHE_SIZE``: how many compiled eager programs to keep (docs/guides/reliability.rst)."""
+    text = os.environ.get("TRIPY_PROGRAM_CACHE_SIZE", "").strip()
+    if not text:
+        return DEFAULT_CACHE_SIZE
+    if not text.isdigit():
+        raise TripyException(f"TRIPY_PROGRAM_CACHE_SIZE={text!r}: expected a whole number of programs (0 or more), "
+                             f"e.g. TRIPY_PROGRAM_CACHE_SIZE=64; unset it for the default ({DEFAULT_CACHE_SIZE}).")
+    return int(text)
+
+
+# Eager programs by structural key: a program per graph shape, least recently used out first. Set its capacity
+# (``PROGRAM_CACHE.capacity = n``) or TRIPY_PROGRAM_CACHE_SIZE to bound the memory of a process whose shapes vary.
+PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=_cache_size())
 
 # The optimization level eager programs are compiled at: tripy.compile's default (see
 # tripy_backend.cpu_plan for what it means on XLA:CPU).
