@@ -159,12 +159,13 @@ def version_of(python: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one round instead of three")
-    parser.add_argument("--old", default=os.path.join(ROOT, ".venv-jax062", "bin", "python"),
-                        help="the Python of the jaxlib 0.6.2 environment (made by scripts/jax062-env if missing)")
+    parser.add_argument("--old", help="the Python of a jaxlib 0.6.2 environment (default: .venv-jax062, made or "
+                                      "refreshed by scripts/jax062-env)")
     parser.add_argument("--peers", help="a Python with torch and onnxruntime, for ONNX Runtime's session creation")
     args = parser.parse_args()
-    if not os.path.exists(args.old):
+    if args.old is None:
         subprocess.run([os.path.join(ROOT, "scripts", "jax062-env")], check=True)
+        args.old = os.path.join(ROOT, ".venv-jax062", "bin", "python")
     pythons = {f"jaxlib {version_of(sys.executable)}": sys.executable, f"jaxlib {version_of(args.old)}": args.old}
     results: Dict[str, List[Dict[str, float]]] = {name: [] for name in pythons}
     for r in range(1 if args.quick else 3):

@@ -89,8 +89,9 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     with context(), ir.Location.unknown():
         module = ir.Module.parse(refined)
         fn = _main(module)
-        _lower_markers(fn)
-        _set_input_sizes(fn, dynamic_dims)
+        sizes = _add_size_arguments(fn, dynamic_dims)
+        _lower_markers(fn, sizes)
+        _set_input_sizes(fn, sizes)
         _set_function_type(fn)
         module.operation.verify()
         return bytecode(module), out_dims
@@ -185,7 +186,7 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     if name in _SHAPE_OPERANDS or name == "stablehlo.optimization_barrier":
         return
     for result in op.results:
-        if not ir.RankedTensorType.isinstance(result.type):
+        if not isinstance(result.type, ir.RankedTensorType):
             continue
         dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
         if not dyn or not sizes.known(result, dyn):
@@ -230,7 +231,10 @@ def _match_marker_types(fn: Any) -> None:
 
 
 # ---- step 3: markers to ops --------------------------------------------------------------------------
-def _lower_markers(fn: Any) -> None:
+def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
+    """Markers become ops. A read of an input's dim is its real-size argument (`input_sizes`), not a
+    ``get_dimension_size`` of it: XLA (jaxlib >= 0.7) folds that read to the bound where the input holds no
+    elements, as a tp.DimensionInputInfo's carrier never does."""
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
@@ -245,8 +249,11 @@ def _lower_markers(fn: Any) -> None:
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == _DIM_MARKER:
             dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
-            with after:
-                size = _real_size(op.operands[0], dim)
+            operand = op.operands[0]
+            size = input_sizes.get((operand.arg_number, dim)) if isinstance(operand, ir.BlockArgument) else None
+            if size is None:
+                with after:
+                    size = _real_size(operand, dim)
             op.results[0].replace_all_uses_with(size)
             op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
@@ -286,17 +293,24 @@ def _lower_markers(fn: Any) -> None:
             op.operation.erase()
 
 
-def _set_input_sizes(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> None:
-    """Append an ``i32`` argument per dynamic input dim and set that dim's real size right at the start."""
+def _add_size_arguments(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> Dict[Tuple[int, int], Any]:
+    """Append an ``i32`` argument per dynamic input dim: {(argument, dim): its real size}."""
     from jax.extend.mlir import ir
 
     block = fn.regions[0].blocks[0]
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    sizes = [block.add_argument(i32, ir.Location.unknown()) for _ in dynamic_dims]
+    return {(i, d): block.add_argument(i32, ir.Location.unknown()) for i, d in dynamic_dims}
+
+
+def _set_input_sizes(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
+    """Set each dynamic input dim's real size right at the start."""
+    from jax.extend.mlir import ir
+
+    block = fn.regions[0].blocks[0]
     first = list(block.operations)[0]
     current: Dict[int, Any] = {}
     with ir.InsertionPoint(first):
-        for (i, d), size in zip(dynamic_dims, sizes):
+        for (i, d), size in input_sizes.items():
             current[i] = _set_size(current.get(i, block.arguments[i]), size, d)
     for i, value in current.items():
         arg = block.arguments[i]

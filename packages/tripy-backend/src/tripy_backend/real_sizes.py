@@ -80,7 +80,7 @@ class RealSizes:
 
         name = op.name
         for i, result in enumerate(op.results):
-            if not ir.RankedTensorType.isinstance(result.type):
+            if not isinstance(result.type, ir.RankedTensorType):
                 continue
             shape = ir.RankedTensorType(result.type).shape
             if all(s >= 0 for s in shape):
