@@ -95,7 +95,7 @@ class Executable:
                 optimization_level: int, what: str = "program", saved: Any = None) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
-        `saved` is compiled code saved with it (see ``Program.compile_range``)."""
+        `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``)."""
         self = cls.__new__(cls)
         self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved)
         self._module_bytes = module_bytes
@@ -311,7 +311,7 @@ class Executable:
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level, compiled=self._program.saved_range())
+            optimization_level=self._program.optimization_level, compiled=self._program.saved_code())
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -374,10 +374,10 @@ def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[In
     see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what)
+    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved)
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
+        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
             program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
         else:
             program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
