@@ -21,6 +21,7 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.logging import logger
 from tripy_frontend import results
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
@@ -307,11 +308,16 @@ class Executable:
             program, version = portable.serialize(self._module_bytes)
         except Exception as e:
             raise_error(f"tripy.Executable.save: could not serialize the program: {e}", _stack.capture())
+        try:
+            compiled = self._program.saved_code()
+        except Exception as e:  # a runtime that cannot serialize its programs: load compiles them
+            logger.log(f"[compile] tripy.Executable.save: the compiled code is not saved ({e})", "compile")
+            compiled = None
         contents = artifact.Contents(
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level, compiled=self._program.saved_code())
+            optimization_level=self._program.optimization_level, compiled=compiled)
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
