@@ -26,7 +26,6 @@ signature against the header) before anything is built, so a bad file never half
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import os
@@ -120,48 +119,52 @@ def write(path: str, contents: Contents, producer: str) -> None:
 def read(path: str) -> Contents:
     """Read and validate a saved executable. Raises FormatError (or OSError) on any problem."""
     with open(path, "rb") as f:
-        raw = f.read()
-    if not raw:
-        raise FormatError("the file is empty")
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, or "
-                          "of another kind)") from None
-    with archive:
-        names = set(archive.namelist())
-        if HEADER not in names:
-            raise FormatError(f"it is not a tripy executable (the archive has no '{HEADER}')")
+        if os.fstat(f.fileno()).st_size == 0:
+            raise FormatError("the file is empty")
         try:
-            header = json.loads(archive.read(HEADER).decode("utf-8"))
-        except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
-            raise FormatError(f"its header is corrupted ({e})") from None
-        _check_header(header)
+            archive = zipfile.ZipFile(f)  # (members are read from the file as needed, each once)
+        except zipfile.BadZipFile:
+            raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, "
+                              "or of another kind)") from None
+        with archive:
+            return _contents(archive)
 
-        def member(meta: Dict[str, Any], what: str) -> bytes:
-            name = meta["member"]
-            if name not in names:
-                raise FormatError(f"{what} ('{name}') is missing from the archive")
-            try:
-                data = archive.read(name)
-            except (zipfile.BadZipFile, ValueError, OSError) as e:  # CRC mismatch, bad local header, ...
-                raise FormatError(f"{what} ('{name}') is corrupted ({e})") from None
-            if len(data) != meta["size"] or _sha256(data) != meta["sha256"]:
-                raise FormatError(f"{what} ('{name}') is corrupted (its size or checksum does not match the header)")
-            return data
 
-        program = member(header["program"], "the program")
-        constants = []
-        for i, meta in enumerate(header["constants"]):
-            data = member(meta, f"constant {i}")
-            dt = dtype_from_name(meta["dtype"])
-            shape = tuple(meta["shape"])
-            np_dtype = dt.numpy_dtype
-            if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
-                raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
-                                  f"{list(shape)}")
-            constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
-        compiled = _read_compiled(header["compiled"], member) if "compiled" in header else None
+def _contents(archive: zipfile.ZipFile) -> Contents:
+    """The validated contents of a saved executable's archive."""
+    names = set(archive.namelist())
+    if HEADER not in names:
+        raise FormatError(f"it is not a tripy executable (the archive has no '{HEADER}')")
+    try:
+        header = json.loads(archive.read(HEADER).decode("utf-8"))
+    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+        raise FormatError(f"its header is corrupted ({e})") from None
+    _check_header(header)
+
+    def member(meta: Dict[str, Any], what: str) -> bytes:
+        name = meta["member"]
+        if name not in names:
+            raise FormatError(f"{what} ('{name}') is missing from the archive")
+        try:
+            data = archive.read(name)
+        except (zipfile.BadZipFile, ValueError, OSError) as e:  # CRC mismatch, bad local header, ...
+            raise FormatError(f"{what} ('{name}') is corrupted ({e})") from None
+        if len(data) != meta["size"] or _sha256(data) != meta["sha256"]:
+            raise FormatError(f"{what} ('{name}') is corrupted (its size or checksum does not match the header)")
+        return data
+
+    program = member(header["program"], "the program")
+    constants = []
+    for i, meta in enumerate(header["constants"]):
+        data = member(meta, f"constant {i}")
+        dt = dtype_from_name(meta["dtype"])
+        shape = tuple(meta["shape"])
+        np_dtype = dt.numpy_dtype
+        if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
+            raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
+                              f"{list(shape)}")
+        constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
+    compiled = _read_compiled(header["compiled"], member) if "compiled" in header else None
     inputs = header["inputs"]
     return Contents(names=[i["name"] for i in inputs], infos=[input_info_from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
