@@ -189,9 +189,9 @@ class Program:
         buckets = self.ranges.serialize() if self.ranges is not None else None
         with _LOCK:
             launchers = list(self._launchers.items())
-        return SavedCode(self.fingerprint(), buckets=buckets,
-                         specializations=[([list(s) for s in shapes], _xla.serialize_executable(launch.executable, plat))
-                                          for shapes, launch in launchers])
+        specializations = [([list(s) for s in shapes], _xla.serialize_executable(launch.executable, plat))
+                           for shapes, launch in launchers]
+        return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
 
     def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
         """`saved` if this compiler and host can load it; otherwise None, and a warning says so."""
