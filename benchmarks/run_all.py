@@ -34,6 +34,7 @@ WORKLOADS: List[Tuple[str, str, str]] = [
     ("5", "throughput", "5. throughput"),
     ("6", "scaling", "6. trace + lower time vs graph size"),
     ("7", "disk_cache", "7. persistent cache: compile in a new process"),
+    ("8", "load_time", "8. Executable.load in a new process vs tp.compile"),
 ]
 
 

@@ -237,9 +237,10 @@ class Launcher:
     ``finish(execute(buffers))`` equal to a run, for callers that generate code around them (they
     then catch ``error_types`` and raise ``on_error(e)`` themselves)."""
 
-    __slots__ = ("_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
+    __slots__ = ("executable", "_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
 
     def __init__(self, executable: Any, on_error: Callable[[Exception], Exception]) -> None:
+        self.executable = executable  # (the compiled program, for serialize_executable)
         self._execute = executable.execute_sharded
         self._handlers: List[Any] = []
         self._finish: Any = None

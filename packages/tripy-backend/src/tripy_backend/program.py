@@ -10,6 +10,11 @@ programs, see ``ranges``); shapes outside them (or a module bounded programs can
 specialized to each concrete signature on first use, kept in a bounded LRU cache. Every compilation
 is logged under the ``compile`` topic: what, why, how long.
 
+``saved_code()`` gives every compiled program of a ``Program`` (the static one, the bounded ones, the
+specializations) as bytes with the compiler fingerprint (``cpu_plan.fingerprint``); a ``Program`` made
+with them (``saved=``) on the same compiler and host loads them instead of compiling. On another
+fingerprint it says so once (a warning, and on the ``compile`` topic) and compiles from the StableHLO.
+
 Errors from the verifier, the compiler and the runtime are reported against the user's code through
 the locations the module's ops carry (``tripy_flatir.locations``), so a program loaded from disk maps
 them as well as one built in this process.
@@ -22,6 +27,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -30,7 +36,7 @@ from tripy_flatir import locations
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
-from tripy_backend import _xla, disk_cache, size_errors
+from tripy_backend import _xla, cpu_plan, disk_cache, size_errors
 from tripy_backend.devices import compiler_name, platform
 from tripy_backend.ranges import Dim, RangeProgram
 
@@ -38,11 +44,24 @@ Shapes = Tuple[Tuple[int, ...], ...]
 _LOCK = threading.Lock()
 
 
+@dataclass
+class SavedCode:
+    """The compiled programs of a ``Program`` as bytes (``_xla.serialize_executable``), for the compiler
+    and host of `fingerprint`: the static program, or the bounded programs of the declared range (each
+    bucket's bounds, output dims and code; None: the program has none) and the input-shape
+    specializations compiled as they came (each with its input shapes)."""
+
+    fingerprint: str
+    static: Optional[bytes] = None
+    buckets: Optional[List[Tuple[List[int], List[List[int]], bytes]]] = None
+    specializations: List[Tuple[List[List[int]], bytes]] = field(default_factory=list)
+
+
 class Program:
     MAX_SPECIALIZATIONS = 64
 
     def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 optimization_level: int = 3, name: str = "program") -> None:
+                 optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None) -> None:
         self.name = name
         self.module_bytes = module_bytes
         self.optimization_level = optimization_level
@@ -56,10 +75,18 @@ class Program:
         # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
         # collector instead of going at once)
         self._runtime_error = functools.partial(_size_error, module_bytes, "The program failed at run time")
+        self._saved = self._usable(saved)  # saved code that this compiler and host can load (or None)
         if not self.is_dynamic:
-            self._static = self._launchers[()] = _xla.Launcher(
-                self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}"),
-                self._runtime_error)
+            code = self._saved.static if self._saved is not None else None
+            exe = self._load(code) if code is not None else None
+            if exe is None:
+                exe = self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}")
+            self._static = self._launchers[()] = _xla.Launcher(exe, self._runtime_error)
+        elif self._saved is not None:
+            for shapes, data in self._saved.specializations:
+                exe = self._load(data)
+                if exe is not None:
+                    self._launchers[tuple(tuple(s) for s in shapes)] = _xla.Launcher(exe, self._runtime_error)
 
     # ---- running ----------------------------------------------------------------------------------
     def __call__(self, buffers: List[Any]) -> List[Any]:
@@ -112,29 +139,26 @@ class Program:
                            f"{time.perf_counter() - start:.3f} s", "compile")
         return exe
 
-    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],
-                      saved: Optional[Tuple[str, List[Any]]] = None) -> bool:
+    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]]) -> bool:
         """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
         variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
-        be expressed with bounded dims; its shapes are then compiled as they come. `saved` is what
-        `saved_range` gave (fingerprint, programs): loaded instead of compiled when it was made by the same
-        compiler on the same kind of host; otherwise a warning says so and the programs are rebuilt."""
+        be expressed with bounded dims; its shapes are then compiled as they come. Saved code that this
+        compiler and host can load (see ``SavedCode``) is loaded instead of compiled."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
-        if saved is not None:
-            fingerprint, programs = saved
-            if fingerprint == ranges.fingerprint(self.optimization_level):
-                try:
-                    ranges.deserialize(programs)
-                    self.ranges = ranges
-                    logger.log(f"[compile] {self.name}: loaded {len(programs)} compiled programs, no compilation",
-                               "compile")
-                    return True
-                except Exception as e:
-                    reason = f"its compiled code does not load ({str(e).strip() or type(e).__name__})"
-            else:
-                reason = "its compiled code was made by another compiler or on another kind of host"
-            warnings.warn(f"{self.name}: {reason}; compiling it again from its StableHLO.", stacklevel=2)
-            ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        if self._saved is not None:
+            if self._saved.buckets is None:
+                logger.log(f"[compile] {self.name}: no bounded programs (none when it was saved); each new input "
+                           "shape compiles at its first call", "compile")
+                return False
+            try:
+                ranges.deserialize(self._saved.buckets)
+                self.ranges = ranges
+                logger.log(f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs, no compilation",
+                           "compile")
+                return True
+            except Exception as e:
+                self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
+                ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
         try:
             ranges.compile(self._compile, self._specialized_module, self.name)
         except Exception as e:  # Unsupported, or a bounded program the compiler rejects
@@ -161,11 +185,47 @@ class Program:
         logger.log(lambda: f"[compile] {self.name}: ran each bounded program once "
                            f"({time.perf_counter() - start:.3f} s)", "compile")
 
-    def saved_range(self) -> Optional[Tuple[str, List[Any]]]:
-        """(compiler fingerprint, compiled bounded programs) to save, or None if there are none."""
-        if self.ranges is None:
+    # ---- saving and loading the compiled code ---------------------------------------------------------
+    def fingerprint(self) -> str:
+        """The compiler and host this program's compiled code is for (see ``cpu_plan.fingerprint``)."""
+        return cpu_plan.fingerprint(platform(self.device), self.device.index, self.optimization_level)
+
+    def saved_code(self) -> SavedCode:
+        """Every compiled program of this one, as bytes (see ``SavedCode``)."""
+        plat = platform(self.device)
+        if self._static is not None:
+            return SavedCode(self.fingerprint(), static=_xla.serialize_executable(self._static.executable, plat))
+        buckets = self.ranges.serialize() if self.ranges is not None else None
+        with _LOCK:
+            launchers = list(self._launchers.items())
+        specializations = [([list(s) for s in shapes], _xla.serialize_executable(launch.executable, plat))
+                           for shapes, launch in launchers]
+        return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
+
+    def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
+        """`saved` if this compiler and host can load it; otherwise None, and a warning says so."""
+        if saved is None or saved.fingerprint == self.fingerprint():
+            return saved
+        self._saved = saved
+        self._fall_back("its compiled code was made by another compiler or on another kind of host")
+        return None
+
+    def _load(self, data: bytes) -> Any:
+        """A compiled program from saved bytes; None (after a warning, once) if they do not load."""
+        try:
+            return _xla.deserialize_executable(data, platform(self.device), self.device.index)
+        except Exception as e:
+            self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
             return None
-        return self.ranges.fingerprint(self.optimization_level), self.ranges.serialize()
+
+    def _fall_back(self, reason: str) -> None:
+        """Say once, as a warning and on the ``compile`` topic, that the saved code is not used (`reason`)."""
+        if self._saved is None:
+            return
+        self._saved = None
+        message = f"{self.name}: {reason}; compiling it again from its StableHLO."
+        logger.log(f"[compile] {message}", "compile")
+        warnings.warn(message, stacklevel=2)
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from tripy_flatir.device import device as Device
 from tripy_flatir.logging import logger
-from tripy_backend import _xla, cpu_plan
+from tripy_backend import _xla
 from tripy_backend.bounded import SmallSize, bound_module
 from tripy_backend.devices import compiler_name, platform
 
@@ -179,9 +179,6 @@ class RangeProgram:
         self.programs[bucket] = (compile_one(module, why), out_dims)
 
     # ---- saving the compiled code -----------------------------------------------------------------------
-    def fingerprint(self, optimization_level: int) -> str:
-        return cpu_plan.fingerprint(platform(self.device), self.device.index, optimization_level)
-
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
         """Each bucket's bounds, output dims and compiled program (bytes)."""
         return [(list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device)))

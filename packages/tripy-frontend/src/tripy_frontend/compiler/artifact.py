@@ -8,9 +8,16 @@ A zip archive (stored, not compressed) holding:
 * ``program.stablehlo``: the shape-polymorphic program as a portable (versioned) StableHLO artifact,
   which later versions of the compiler stack can still read;
 * ``constants/<i>.bin``: the raw data of each tensor that was baked into the program, in argument order;
-* ``compiled/<i>.bin`` (optional): the compiled bounded programs covering the declared ranges (see
-  ``tripy_backend.ranges``), with the compiler fingerprint they were made for in the header; a loader
-  on the same compiler and host uses them instead of compiling.
+* ``compiled/...`` (optional): every compiled program the executable runs, with the compiler
+  fingerprint they were made for in the header (``tripy_backend.SavedCode``): ``compiled/static.bin``,
+  the program of a static executable; ``compiled/<i>.bin``, the bounded programs covering the declared
+  ranges (see ``tripy_backend.ranges``); ``compiled/specialization/<i>.bin``, the programs compiled for
+  single input shapes. A loader on the same compiler and host uses them instead of compiling; on
+  another, it compiles from the StableHLO.
+
+The compiled code was added without a new format version: its header entries are optional, so a file
+without them loads (compiling), and an older tripy reading a newer file ignores what it does not know
+(the static program and specializations) and compiles.
 
 Reading validates everything (archive integrity, header schema, checksums, sizes, the program and its
 signature against the header) before anything is built, so a bad file never half-loads.
@@ -19,7 +26,6 @@ signature against the header) before anything is built, so a bad file never half
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import os
@@ -30,6 +36,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tripy_backend import SavedCode
 from tripy_flatir import dtypes
 from tripy_frontend.compiler.dimension_input_info import input_info_from_json
 from tripy_frontend.compiler.input_info import InputInfo, dtype_from_name
@@ -57,8 +64,7 @@ class Contents:
     stablehlo_version: str
     constants: List[np.ndarray]
     optimization_level: int = 3
-    # (compiler fingerprint, [(bucket bounds, output dims, compiled program)]) or None
-    compiled: Optional[Tuple[str, List[Tuple[List[int], List[List[int]], bytes]]]] = None
+    compiled: Optional[SavedCode] = None  # the compiled programs, for one compiler and host
 
 
 def _sha256(data: bytes) -> str:
@@ -91,13 +97,7 @@ def write(path: str, contents: Contents, producer: str) -> None:
         "optimization_level": contents.optimization_level,
     }
     if contents.compiled is not None:
-        fingerprint, programs = contents.compiled
-        metas = []
-        for i, (bucket, out_dims, data) in enumerate(programs):
-            members[f"compiled/{i}.bin"] = data
-            metas.append({"member": f"compiled/{i}.bin", "size": len(data), "sha256": _sha256(data),
-                          "bucket": list(bucket), "out_dims": out_dims})
-        header["compiled"] = {"fingerprint": fingerprint, "programs": metas}
+        header["compiled"] = _compiled_header(contents.compiled, members)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
     fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
@@ -119,62 +119,99 @@ def write(path: str, contents: Contents, producer: str) -> None:
 def read(path: str) -> Contents:
     """Read and validate a saved executable. Raises FormatError (or OSError) on any problem."""
     with open(path, "rb") as f:
-        raw = f.read()
-    if not raw:
-        raise FormatError("the file is empty")
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, or "
-                          "of another kind)") from None
-    with archive:
-        names = set(archive.namelist())
-        if HEADER not in names:
-            raise FormatError(f"it is not a tripy executable (the archive has no '{HEADER}')")
+        if os.fstat(f.fileno()).st_size == 0:
+            raise FormatError("the file is empty")
         try:
-            header = json.loads(archive.read(HEADER).decode("utf-8"))
-        except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
-            raise FormatError(f"its header is corrupted ({e})") from None
-        _check_header(header)
+            archive = zipfile.ZipFile(f)  # (members are read from the file as needed, each once)
+        except zipfile.BadZipFile:
+            raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, "
+                              "or of another kind)") from None
+        with archive:
+            return _contents(archive)
 
-        def member(meta: Dict[str, Any], what: str) -> bytes:
-            name = meta["member"]
-            if name not in names:
-                raise FormatError(f"{what} ('{name}') is missing from the archive")
-            try:
-                data = archive.read(name)
-            except (zipfile.BadZipFile, ValueError, OSError) as e:  # CRC mismatch, bad local header, ...
-                raise FormatError(f"{what} ('{name}') is corrupted ({e})") from None
-            if len(data) != meta["size"] or _sha256(data) != meta["sha256"]:
-                raise FormatError(f"{what} ('{name}') is corrupted (its size or checksum does not match the header)")
-            return data
 
-        program = member(header["program"], "the program")
-        constants = []
-        for i, meta in enumerate(header["constants"]):
-            data = member(meta, f"constant {i}")
-            dt = dtype_from_name(meta["dtype"])
-            shape = tuple(meta["shape"])
-            np_dtype = dt.numpy_dtype
-            if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
-                raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
-                                  f"{list(shape)}")
-            constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
-        compiled = None
-        if "compiled" in header:
-            c = header["compiled"]
-            if not (isinstance(c, dict) and isinstance(c.get("fingerprint"), str) and isinstance(c.get("programs"), list)
-                    and all(isinstance(m, dict) and _is_int_list(m.get("bucket"), 0) and isinstance(m.get("out_dims"), list)
-                            and all(_is_int_list(d, 0) for d in m["out_dims"]) for m in c["programs"])):
-                raise FormatError("its header has an invalid description of the compiled programs")
-            compiled = (c["fingerprint"], [(m["bucket"], m["out_dims"], member(m, f"compiled program {i}"))
-                                           for i, m in enumerate(c["programs"])])
+def _contents(archive: zipfile.ZipFile) -> Contents:
+    """The validated contents of a saved executable's archive."""
+    names = set(archive.namelist())
+    if HEADER not in names:
+        raise FormatError(f"it is not a tripy executable (the archive has no '{HEADER}')")
+    try:
+        header = json.loads(archive.read(HEADER).decode("utf-8"))
+    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+        raise FormatError(f"its header is corrupted ({e})") from None
+    _check_header(header)
+
+    def member(meta: Dict[str, Any], what: str) -> bytes:
+        name = meta["member"]
+        if name not in names:
+            raise FormatError(f"{what} ('{name}') is missing from the archive")
+        try:
+            data = archive.read(name)
+        except (zipfile.BadZipFile, ValueError, OSError) as e:  # CRC mismatch, bad local header, ...
+            raise FormatError(f"{what} ('{name}') is corrupted ({e})") from None
+        if len(data) != meta["size"] or _sha256(data) != meta["sha256"]:
+            raise FormatError(f"{what} ('{name}') is corrupted (its size or checksum does not match the header)")
+        return data
+
+    program = member(header["program"], "the program")
+    constants = []
+    for i, meta in enumerate(header["constants"]):
+        data = member(meta, f"constant {i}")
+        dt = dtype_from_name(meta["dtype"])
+        shape = tuple(meta["shape"])
+        np_dtype = dt.numpy_dtype
+        if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
+            raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
+                              f"{list(shape)}")
+        constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
+    compiled = _read_compiled(header["compiled"], member) if "compiled" in header else None
     inputs = header["inputs"]
     return Contents(names=[i["name"] for i in inputs], infos=[input_info_from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
                     returns_tuple=header["returns_tuple"], device=header["device"], program=program,
                     stablehlo_version=header["stablehlo_version"], constants=constants,
                     optimization_level=header.get("optimization_level", 3), compiled=compiled)
+
+
+def _compiled_header(code: SavedCode, members: Dict[str, bytes]) -> Dict[str, Any]:
+    """The header's description of the compiled programs (added to `members`). "programs" (the bounded
+    ones) is always there, as the first readers of compiled code expect."""
+    def add(name: str, data: bytes, **meta: Any) -> Dict[str, Any]:
+        members[name] = data
+        return {"member": name, "size": len(data), "sha256": _sha256(data), **meta}
+
+    out: Dict[str, Any] = {
+        "fingerprint": code.fingerprint, "bounded": code.buckets is not None,
+        "programs": [add(f"compiled/{i}.bin", data, bucket=list(bucket), out_dims=out_dims)
+                     for i, (bucket, out_dims, data) in enumerate(code.buckets or [])],
+        "specializations": [add(f"compiled/specialization/{i}.bin", data, shapes=shapes)
+                            for i, (shapes, data) in enumerate(code.specializations)]}
+    if code.static is not None:
+        out["static"] = add("compiled/static.bin", code.static)
+    return out
+
+
+def _read_compiled(c: Any, member: Any) -> SavedCode:
+    """The compiled programs the header's entry `c` describes (`member(meta, what)` reads one, checked)."""
+    def valid() -> bool:
+        if not (isinstance(c, dict) and isinstance(c.get("fingerprint"), str) and isinstance(c.get("programs"), list)
+                and isinstance(c.get("bounded", True), bool) and isinstance(c.get("specializations", []), list)):
+            return False
+        return (all(isinstance(m, dict) and _is_int_list(m.get("bucket"), 0) and isinstance(m.get("out_dims"), list)
+                    and all(_is_int_list(d, 0) for d in m["out_dims"]) for m in c["programs"])
+                and all(isinstance(m, dict) and isinstance(m.get("shapes"), list)
+                        and all(_is_int_list(s, 0) for s in m["shapes"]) for m in c.get("specializations", []))
+                and isinstance(c.get("static", {}), dict))
+
+    if not valid():
+        raise FormatError("its header has an invalid description of the compiled programs")
+    # (files from before "bounded" was recorded hold bounded programs only)
+    buckets = ([(m["bucket"], m["out_dims"], member(m, f"compiled program {i}")) for i, m in enumerate(c["programs"])]
+               if c.get("bounded", True) else None)
+    return SavedCode(c["fingerprint"], static=member(c["static"], "the compiled program") if "static" in c else None,
+                     buckets=buckets,
+                     specializations=[(m["shapes"], member(m, f"compiled specialization {i}"))
+                                      for i, m in enumerate(c.get("specializations", []))])
 
 
 def _is_int_list(v: Any, minimum: int) -> bool:

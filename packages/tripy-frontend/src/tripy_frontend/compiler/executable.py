@@ -21,6 +21,7 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.logging import logger
 from tripy_frontend import results
 from tripy_frontend.compiler import artifact
 from tripy_frontend.compiler.call_site import call_site
@@ -95,7 +96,7 @@ class Executable:
                 optimization_level: int, what: str = "program", saved: Any = None) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
-        `saved` is compiled code saved with it (see ``Program.compile_range``)."""
+        `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``)."""
         self = cls.__new__(cls)
         self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved)
         self._module_bytes = module_bytes
@@ -307,11 +308,16 @@ class Executable:
             program, version = portable.serialize(self._module_bytes)
         except Exception as e:
             raise_error(f"tripy.Executable.save: could not serialize the program: {e}", _stack.capture())
+        try:
+            compiled = self._program.saved_code()
+        except Exception as e:  # a runtime that cannot serialize its programs: load compiles them
+            logger.log(f"[compile] tripy.Executable.save: the compiled code is not saved ({e})", "compile")
+            compiled = None
         contents = artifact.Contents(
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level, compiled=self._program.saved_range())
+            optimization_level=self._program.optimization_level, compiled=compiled)
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -374,10 +380,10 @@ def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[In
     see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what)
+    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved)
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables, saved):
+        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
             program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
         else:
             program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
