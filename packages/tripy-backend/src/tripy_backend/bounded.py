@@ -17,13 +17,16 @@ arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a st
 4. After its outputs the program returns one ``i32`` vector: the real size of each dynamic output dim.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
-Ops whose run-time *values* depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount)
-raise `Unsupported`; the caller then compiles each shape as it comes.
+A window, sort, reverse or gather runs in a bounded program only if it does not read across a padded dim
+(`_READS_ACROSS`): a convolution, pooling, pad, flip or top-k over the image or a static dim, with a dynamic
+batch, computes each real row from real rows only. Ops whose run-time *values* depend on sizes in ways XLA
+cannot mask (a pad by a size-dependent amount, a window over a padded dim) raise `Unsupported`; the range then
+gets a static program per shape (see ``ranges``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
 
@@ -36,13 +39,66 @@ _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
     "stablehlo.dynamic_broadcast_in_dim": (1,), "stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_iota": (0,),
     "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_pad": (2, 3, 4), "stablehlo.dynamic_gather": (2,),
 }
-# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands (sort corrupts memory on
-# XLA:CPU; a reverse or a window would read the padding): programs with them are not bounded.
-_UNSUPPORTED = ("stablehlo.sort", "stablehlo.reduce_window", "stablehlo.reverse", "stablehlo.scatter",
-                "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
-                "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
-                "stablehlo.select_and_scatter", "stablehlo.cumsum", "stablehlo.dynamic_update_slice",
-                "stablehlo.dynamic_slice")
+# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands: programs with them are not
+# bounded (the range then gets a static program per shape, see ``ranges``).
+_UNSUPPORTED = ("stablehlo.scatter", "stablehlo.dynamic_pad", "stablehlo.while",
+                "stablehlo.if", "stablehlo.case", "stablehlo.custom_call", "stablehlo.select_and_scatter",
+                "stablehlo.cumsum", "stablehlo.dynamic_update_slice", "stablehlo.dynamic_slice")
+
+# Ops that read across some dims of their operands (a window, a sort, a reverse would read the padding of a
+# padded dim: sort corrupted memory on XLA:CPU): bounded only if none of those dims is dynamic. Each gives the
+# (operand, dim) pairs the op reads across. A dim they only run along, row by row (a batch dim), stays padded:
+# padding rows do not change real rows, and XLA's dynamic padder carries the real size through.
+def _conv_dims(op: Any) -> List[Tuple[int, int]]:
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    if ir.IntegerAttr(op.attributes["batch_group_count"]).value != 1:  # (groups of the batch: mixes rows)
+        return [(0, d) for d in range(_rank(op.operands[0]))]
+    batch = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"]).input_batch_dimension
+    return [(0, d) for d in range(_rank(op.operands[0])) if d != batch] + [(1, d) for d in range(_rank(op.operands[1]))]
+
+
+def _window_dims(op: Any) -> List[Tuple[int, int]]:
+    """reduce_window: the dims whose window is more than one element, strided, dilated or padded."""
+    attrs = _attributes(op)
+    trivial = {"window_dimensions": 1, "window_strides": 1, "base_dilations": 1, "window_dilations": 1}
+    rank = _rank(op.operands[0])
+    wide = {d for name, one in trivial.items() if name in attrs for d, v in enumerate(_ints(attrs[name])) if v != one}
+    if "padding" in attrs:
+        wide |= {d // 2 for d, v in enumerate(_ints(attrs["padding"])) if v != 0}
+    inputs = len(op.operands) // 2  # (inputs, then as many init values)
+    return [(i, d) for i in range(inputs) for d in range(rank) if d in wide]
+
+
+def _pad_dims(op: Any) -> List[Tuple[int, int]]:
+    attrs = _attributes(op)
+    amounts = zip(*(_ints(attrs[n]) for n in ("edge_padding_low", "edge_padding_high", "interior_padding")))
+    return [(0, d) for d, a in enumerate(amounts) if any(a)]
+
+
+def _sort_dims(op: Any) -> List[Tuple[int, int]]:
+    from jax.extend.mlir import ir
+
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value % _rank(op.operands[0])
+    return [(i, dim) for i in range(len(op.operands))]
+
+
+def _gather_dims(op: Any) -> List[Tuple[int, int]]:
+    """A gather indexes its operand's start_index_map dims (starts clamped to the padded size) and collapses
+    some: those may not be padded. Other dims are sliced from 0, so their real rows come first."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    numbers = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    return [(0, d) for d in {*numbers.start_index_map, *numbers.collapsed_slice_dims, *numbers.operand_batching_dims}]
+
+
+_READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
+    "stablehlo.dynamic_gather": _gather_dims,
+    "stablehlo.convolution": _conv_dims, "stablehlo.reduce_window": _window_dims, "stablehlo.pad": _pad_dims,
+    "stablehlo.reverse": lambda op: [(0, d) for d in _ints(op.attributes["dimensions"])],
+    "stablehlo.sort": _sort_dims,
+}
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
 
 
@@ -108,6 +164,8 @@ def _add_twins(fn: Any) -> List[List[int]]:
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
+        if name in _READS_ACROSS and any(_dynamic(op.operands[i], d) for i, d in _READS_ACROSS[name](op)):
+            raise Unsupported(f"{name} over a dynamic dim is not supported with bounded dims")
         if name == "stablehlo.get_dimension_size":
             dim = ir.IntegerAttr(op.attributes["dimension"]).value
             with after:
@@ -132,11 +190,17 @@ def _add_twins(fn: Any) -> List[List[int]]:
         sized = [i for i in shape_pos if op.operands[i] in twin]
         if not sized:
             continue
-        if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
+        if name == "stablehlo.dynamic_pad":
             raise Unsupported(f"{name} with sizes that depend on the input shapes")
         result = result_op.results[0]
         dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
-        if name in _SETS_SHAPE:
+        if name == "stablehlo.dynamic_gather":
+            with after:
+                operands = [result, _gather_result_sizes(op, twin[op.operands[2]])]
+            dyn = [d for d in dyn if d in list(stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+                                               .offset_dims)]
+            attr = _SET_DIMS
+        elif name in _SETS_SHAPE:
             operands = [result, twin[op.operands[shape_pos[0]]]]
             attr = _SET_DIMS
         else:  # real_dynamic_slice: source, run-time start, limit, strides
@@ -149,6 +213,29 @@ def _add_twins(fn: Any) -> List[List[int]]:
         if op.results[0] in twin:
             twin[op.results[0]] = marker.results[0]
     raise Unsupported("the program has no func.return")
+
+
+def _gather_result_sizes(op: Any, slice_sizes: Any) -> Any:
+    """The run-time size of each dim of a dynamic_gather's result, as a vector (the offset dims: the run-time
+    slice sizes; other dims: 0, unused), given the run-time `slice_sizes`. A slice size that depends on the
+    input shapes is allowed only along a dim the gather does not index (its slice starts at 0)."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    numbers = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    skipped = {*numbers.collapsed_slice_dims, *numbers.operand_batching_dims}
+    operand_dims = [d for d in range(_rank(op.operands[0])) if d not in skipped]
+    element = ir.RankedTensorType(slice_sizes.type).element_type
+    one = ir.RankedTensorType.get([1], element)
+    zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(one, ir.IntegerAttr.get(element, 0))).result
+    offset = list(numbers.offset_dims)
+    parts = []
+    for r, size in enumerate(ir.RankedTensorType(op.results[0].type).shape):
+        d = operand_dims[offset.index(r)] if r in offset else None
+        if d is not None and size < 0 and d in numbers.start_index_map:
+            raise Unsupported("a gather whose slice along an indexed dim depends on the input shapes")
+        parts.append(zero if d is None else stablehlo.ReshapeOp(one, _element(slice_sizes, d)).result)
+    return parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result
 
 
 def _match_marker_types(fn: Any) -> None:
@@ -355,6 +442,36 @@ def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
             raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
         i += 1
         j += 1
+
+
+def _attributes(op: Any) -> Dict[str, Any]:
+    names = ("window_dimensions", "window_strides", "base_dilations", "window_dilations", "padding",
+             "edge_padding_low", "edge_padding_high", "interior_padding")
+    return {n: op.attributes[n] for n in names if n in op.attributes}
+
+
+def _rank(value: Any) -> int:
+    from jax.extend.mlir import ir
+
+    return len(ir.RankedTensorType(value.type).shape)
+
+
+def _dynamic(value: Any, dim: int) -> bool:
+    from jax.extend.mlir import ir
+
+    return bool(ir.RankedTensorType(value.type).shape[dim] < 0)
+
+
+def _ints(attr: Any) -> List[int]:
+    """The integers of a dense array or dense elements attribute."""
+    from jax.extend.mlir import ir
+
+    try:
+        return list(ir.DenseI64ArrayAttr(attr))
+    except (TypeError, ValueError):
+        pass
+    values = ir.DenseIntElementsAttr(attr)
+    return [int(values[i]) for i in range(len(values))]
 
 
 def _all_ones(strides: Any) -> bool:
