@@ -33,6 +33,7 @@ from tripy_backend import _xla
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
 _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+_SOURCE_DIMS = "tripy.source_dims"  # attribute of a reshape's marker: the dims of its source that may be dynamic
 
 # Operand positions that give a dynamic op's result shape (not data).
 _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
@@ -209,6 +210,9 @@ def _add_twins(fn: Any) -> List[List[int]]:
         with after:
             marker = stablehlo.OptimizationBarrierOp(operands)
         marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
+        if name == "stablehlo.dynamic_reshape":
+            marker.attributes[_SOURCE_DIMS] = ir.DenseI64ArrayAttr.get(
+                [d for d, size in enumerate(ir.RankedTensorType(op.operands[0].type).shape) if size < 0])
         result.replace_all_uses_except(marker.results[0], marker.operation)
         if op.results[0] in twin:
             twin[op.results[0]] = marker.results[0]
@@ -273,10 +277,12 @@ def _lower_markers(fn: Any) -> None:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
             check_bounds(value, dims)
-            producer = value.owner
+            producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
             if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
-                _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
-                               list(ir.RankedTensorType(value.type).shape), dims)
+                source = list(ir.RankedTensorType(producer.operands[0].type).shape)
+                source_dims = (list(ir.DenseI64ArrayAttr(op.attributes[_SOURCE_DIMS])) if _SOURCE_DIMS in op.attributes
+                               else list(range(len(source))))
+                _check_reshape(source, list(ir.RankedTensorType(value.type).shape), dims, source_dims)
             with after:
                 for d in dims:
                     value = _set_size(value, _element(shape, d), d)
@@ -420,10 +426,12 @@ def _element(vector: Any, i: int) -> Any:
     return stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
 
 
-def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
-    """A reshape of a padded tensor is the reshape of the real one only if no dynamic dim of the result
-    is merged with or split from another dim (``[2, T, C] -> [2 * T, C]`` would put padding between the
-    rows). Raises Unsupported otherwise (conservatively: groups with one non-1 dim on each side pass)."""
+def _check_reshape(src: List[int], dst: List[int], dynamic: List[int], src_dynamic: List[int]) -> None:
+    """A reshape of a padded tensor is the reshape of the real one only if each dynamic dim it merges or
+    splits is the outermost of its group on both sides: ``[B, T, C] -> [B * T, C]`` and back, with B
+    dynamic, keep the real rows first, while ``[2, T, C] -> [2 * T, C]`` would put padding between them.
+    `dynamic`: the result's dynamic dims; `src_dynamic`: the source's dims that may be dynamic. Raises
+    Unsupported otherwise (groups with one non-1 dim on each side pass)."""
     i = j = 0
     while j < len(dst):
         g_src, g_dst = [i] if i < len(src) else [], [j]
@@ -437,9 +445,10 @@ def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
                 j += 1
                 g_dst.append(j)
                 b *= dst[j]
-        if any(d in dynamic for d in g_dst) and (sum(src[k] != 1 for k in g_src) > 1 or
-                                                  sum(dst[d] != 1 for d in g_dst) > 1):
-            raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
+        merges = sum(src[k] != 1 for k in g_src) > 1 or sum(dst[d] != 1 for d in g_dst) > 1
+        outermost = not any(d in dynamic for d in g_dst[1:]) and not any(k in src_dynamic for k in g_src[1:])
+        if any(d in dynamic for d in g_dst) and merges and not outermost:
+            raise Unsupported("a reshape that merges or splits a dynamic dim with a dim before it")
         i += 1
         j += 1
 

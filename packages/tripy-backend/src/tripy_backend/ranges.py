@@ -219,7 +219,15 @@ class RangeProgram:
         shapes = self.bucket_shapes(bucket)
         if self.exact(bucket):
             why = where + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
-            self.programs[bucket] = (compile_one(specialize(shapes), why), [])
+            try:
+                module = specialize(shapes)
+            except Exception as e:  # shapes the program rejects (a reshape of 3 rows to (2, -1)): reported at a call
+                if not self.per_size or bucket == tuple(self.variables[n][1] for n in self.names):
+                    raise
+                logger.log(f"[compile] {what}: {where.rstrip(': ')} left out (the program is not valid for "
+                           f"these shapes: {_first_line(e)})", "compile")
+                return
+            self.programs[bucket] = (compile_one(module, why), [])
             return
         try:
             module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims)
