@@ -153,14 +153,17 @@ class RangeProgram:
         program would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes
         compile as they come."""
         start = time.perf_counter()
-        try:
-            self._compile_bounded(compile_one, specialize, what)
-        except Exception as e:  # Unsupported, or a bounded program the compiler rejects
-            static = {b: p for b, p in self.programs.items() if self.exact(b)}
-            self._plan(cheap=False, per_size=True)
-            self.programs = {b: p for b, p in static.items() if b in set(self.buckets())}
-            logger.log(lambda: f"[compile] {what}: no bounded programs ({_first_line(e)}); " + self.per_size_note(),
-                       "compile")
+        if not self.per_size:  # (a per-size plan here: loaded, with programs XLA could not save)
+            try:
+                self._compile_bounded(compile_one, specialize, what)
+            except Exception as e:  # Unsupported, or a bounded program the compiler rejects
+                static = {b: p for b, p in self.programs.items() if self.exact(b)}
+                self._plan(cheap=False, per_size=True)
+                self.programs = {b: p for b, p in static.items() if b in set(self.buckets())}
+                reason = _first_line(e)
+                logger.log(lambda: f"[compile] {what}: no bounded programs ({reason}); " + self.per_size_note(),
+                           "compile")
+        if self.per_size:
             opt = tuple(self.variables[n][1] for n in self.names)
             if opt not in self.programs:  # (a program that does not compile at all fails here, once)
                 self._compile_bucket(opt, compile_one, specialize, what)
@@ -258,12 +261,13 @@ class RangeProgram:
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
         """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
-        not cover this range's buckets (those of an ordinary or of a cheap program, or a static program per
-        shape: tried in that order; the buckets of one are never all in the plans tried before it)."""
+        not fit this range's plans: a static program per shape, an ordinary or a cheap program's buckets (each
+        saved program is static or bounded as its bucket is in the plan; a static one has no output dims)."""
         saved_buckets = {tuple(b) for b, _, _ in saved}
-        for cheap, per_size in ((False, False), (True, False), (False, True)):
+        static = {tuple(b) for b, out_dims, _ in saved if not out_dims}
+        for cheap, per_size in ((False, True), (False, False), (True, False)):
             self._plan(cheap, per_size)
-            if saved_buckets <= set(self.buckets()):
+            if saved_buckets <= set(self.buckets()) and all(self.exact(b) == (b in static) for b in saved_buckets):
                 break
         else:
             raise ValueError("the saved programs were made for other buckets")
