@@ -3,11 +3,14 @@ a program compiled for exactly each shape.
 
 Per size: median per-call time of the range executable and of an executable compiled for exactly that
 shape (interleaved), their ratio, the geomean over the sizes and the worst case; then tp.compile time
-of the range against one static compile. Workloads: an MLP (64 -> 128 -> 64, GELU) for batch 1..64,
-and GPT-2 small (`examples/gpt2`, batch 1, greedy next-token step) for sequence lengths 1..1024.
+of the range against one static compile. Workloads: an MLP (64 -> 128 -> 64, GELU) for batch 1..64;
+vision families (a small CNN, convolution, pooling, resize, flip, top-k) over a batch range, where bounded
+programs keep them padded, and over image-size and sorted-dim ranges, where each size gets a static
+program of its own; and GPT-2 small (`examples/gpt2`, batch 1, greedy next-token step) for sequence
+lengths 1..1024.
 
-    uv run python benchmarks/compile_once.py                   # MLP, every batch size 1..64
-    uv run python benchmarks/compile_once.py --gpt2 1 5 100    # GPT-2 small at these lengths (slow)
+    uv run python benchmarks/compile_once.py                   # MLP (every batch size 1..64), vision
+    uv run python benchmarks/compile_once.py --gpt2 1 5 100    # GPT-2 small at these lengths too (slow)
 """
 
 from __future__ import annotations
@@ -78,6 +81,58 @@ class MLP(tp.Module):
         return self.fc2(tp.gelu(self.fc1(x)))
 
 
+class SmallCNN(tp.Module):
+    """Conv, BatchNorm, ReLU, maxpool, Linear on 3x32x32 images (enough work that it is not a cheap program:
+    its batch runs padded in bounded programs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = tp.Conv(3, 32, (3, 3), padding=((1, 1), (1, 1)))
+        self.bn = tp.BatchNorm(32)
+        self.fc = tp.Linear(32 * 16 * 16, 10)
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        y = tp.maxpool(tp.relu(self.bn(self.conv(x))), (2, 2), (2, 2))
+        return self.fc(tp.reshape(y, (y.shape[0], 32 * 16 * 16)))
+
+
+def vision(rng: np.random.Generator, repeats: int) -> None:
+    def images(channels: int) -> Callable[[int], np.ndarray]:
+        return lambda n: rng.standard_normal((n, channels, 32, 32)).astype(np.float32)
+
+    def square(n: int) -> np.ndarray:
+        return rng.standard_normal((2, 3, n, n)).astype(np.float32)
+
+    def batch(channels: int) -> Callable[[Any], tp.InputInfo]:
+        return lambda b: tp.InputInfo((b, channels, 32, 32), tp.float32)
+
+    def side(s: Any) -> tp.InputInfo:
+        d = tp.NamedDimension("side", *s) if isinstance(s, tuple) else s
+        return tp.InputInfo((2, 3, d, d), tp.float32)
+
+    cnn = SmallCNN()
+    cnn.initialize_dummy_parameters()
+    conv = tp.Conv(16, 32, (3, 3), padding=((1, 1), (1, 1)))
+    conv.initialize_dummy_parameters()
+    conv3 = tp.Conv(3, 16, (3, 3), padding=((1, 1), (1, 1)))
+    conv3.initialize_dummy_parameters()
+    batches = [1, 3, 5, 12, 20, 32]
+    compare("small CNN (3x32x32 images), batch 1..32", cnn, batch(3), 1, 4, 32, batches, images(3), repeats)
+    compare("conv 3x3 (16 -> 32 channels, 32x32), batch 1..32", conv, batch(16), 1, 4, 32, batches, images(16),
+            repeats)
+    compare("maxpool 2x2 (3x32x32), batch 1..32", lambda x: tp.maxpool(x, (2, 2), (2, 2)), batch(3), 1, 4, 32,
+            batches, images(3), repeats)
+    compare("resize linear x2 (3x32x32), batch 1..32", lambda x: tp.resize(x, scales=(1, 1, 2, 2)), batch(3), 1, 4,
+            32, batches, images(3), repeats)
+    compare("conv 3x3 (3 -> 16), image side 16..32", conv3, side, 16, 24, 32, [16, 19, 23, 24, 28, 32], square,
+            repeats)
+    compare("flip H and W, image side 16..32", lambda x: tp.flip(x, dim=(2, 3)), side, 16, 24, 32,
+            [16, 19, 23, 24, 28, 32], square, repeats)
+    compare("topk (k=4) over a dynamic dim 8..64", lambda x: tp.topk(x, 4, dim=1)[0],
+            lambda n: tp.InputInfo((16, n), tp.float32), 8, 16, 64, [8, 13, 16, 30, 47, 64],
+            lambda n: rng.standard_normal((16, n)).astype(np.float32), repeats)
+
+
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpt2", type=int, nargs="*", help="also GPT-2 small at these sequence lengths")
@@ -89,6 +144,7 @@ def main(argv: Sequence[str] = ()) -> None:
     mlp.initialize_dummy_parameters()
     compare("MLP 64-128-64", mlp, lambda b: tp.InputInfo((b, 64), tp.float32), 1, 8, 64, range(1, 65),
             lambda n: rng.standard_normal((n, 64)).astype(np.float32), args.repeats)
+    vision(rng, args.repeats)
 
     if args.gpt2:
         from model import GPT, GPTConfig, random_state_dict

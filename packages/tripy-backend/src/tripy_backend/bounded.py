@@ -260,7 +260,7 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
             check_bounds(value, dims)
-            producer = value.owner
+            producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
             if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
                 _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
                                list(ir.RankedTensorType(value.type).shape), dims)

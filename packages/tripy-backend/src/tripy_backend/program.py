@@ -153,17 +153,24 @@ class Program:
             try:
                 ranges.deserialize(self._saved.buckets)
                 self.ranges = ranges
-                logger.log(f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs, no compilation",
-                           "compile")
+                logger.log(f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs "
+                           f"(plan: {ranges.plan_text()})", "compile")
+                if len(ranges.programs) < len(ranges.buckets()):  # programs XLA could not serialize
+                    return self._compile_ranges(ranges)
                 return True
             except Exception as e:
                 self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
                 ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        return self._compile_ranges(ranges)
+
+    def _compile_ranges(self, ranges: RangeProgram) -> bool:
+        """Compile the programs of `ranges` it does not hold yet; False (logged) if there are none."""
         try:
             ranges.compile(self._compile, self._specialized_module, self.name)
-        except Exception as e:  # Unsupported, or a bounded program the compiler rejects
+        except Exception as e:  # a program that does not compile even for one static shape
+            self.ranges = None
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            logger.log(f"[compile] {self.name}: no bounded programs ({reason}); each new input shape "
+            logger.log(f"[compile] {self.name}: no programs for the range ({reason}); each new input shape "
                        "compiles at its first call", "compile")
             return False
         self.ranges = ranges

@@ -13,6 +13,11 @@ one a compile for exactly that shape gives. Padding an input costs a fixed ~30 u
 program that computes little: a *cheap* program (XLA's cost analysis of its largest bucket: under
 `CHEAP_FLOPS` and `CHEAP_BYTES`) with one variable also gets a static program for each of the
 `EXACT_SIZES` sizes nearest ``opt``.
+
+A program that bounded dims cannot express (see ``bounded.Unsupported``: a convolution, window, sort, ...
+whose padding would change real results) gets a static program per shape instead, for every combination
+of sizes in the ranges if there are at most `MAX_STATIC_PROGRAMS` of them; a wider range gets them for the
+sizes nearest ``opt``, and its other sizes compile at their first call (the ``compile`` log says which).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ MAX_PROGRAMS = 16  # buckets per executable, over all variables
 CHEAP_FLOPS = 20e6
 CHEAP_BYTES = 8e6
 EXACT_SIZES = 48
+# A program without bounded form: at most this many static programs (one per shape), compiled by tp.compile.
+MAX_STATIC_PROGRAMS = 64
 
 
 def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: int = 0) -> List[int]:
@@ -69,6 +76,19 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: i
     return kept
 
 
+def plan_sizes(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:
+    """Every size of each variable if the combinations number at most MAX_STATIC_PROGRAMS; else, per
+    variable, the sizes nearest opt (as many as keep the combinations within MAX_STATIC_PROGRAMS)."""
+    if math.prod(hi - lo + 1 for lo, _, hi in variables.values()) <= MAX_STATIC_PROGRAMS:
+        return {name: list(range(lo, hi + 1)) for name, (lo, _, hi) in variables.items()}
+    per_var = max(1, int(MAX_STATIC_PROGRAMS ** (1 / len(variables)) + 1e-9))
+    sizes = {}
+    for name, (lo, opt, hi) in variables.items():
+        start = max(lo, min(opt - per_var // 2, hi - per_var + 1))
+        sizes[name] = list(range(start, min(hi, start + per_var - 1) + 1))
+    return sizes
+
+
 def plan_buckets(variables: Dict[str, Tuple[int, int, int]], cheap: bool = False) -> Dict[str, List[int]]:
     """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS, plus
     EXACT_SIZES exact ones for a `cheap` program of one variable. (With several variables, exact sizes of
@@ -93,16 +113,18 @@ class RangeProgram:
         self.module_bytes = module_bytes
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
         self.names = list(self.variables)
+        self.per_size = False  # one static program per shape (a program bounded dims cannot express)
         self._plan(cheap=False)
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._handlers: Dict[Tuple[int, ...], List[Any]] = {}  # each bounded bucket's result handlers
 
-    def _plan(self, cheap: bool) -> None:
-        self.bounds = plan_buckets(self.variables, cheap)
-        # size -> bound, per variable: a call finds its bucket with one list index per variable
-        self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2]) for n in self.names}
+    def _plan(self, cheap: bool, per_size: bool = False) -> None:
+        self.per_size = per_size
+        self.bounds = plan_sizes(self.variables) if per_size else plan_buckets(self.variables, cheap)
+        # size -> bound, per variable: a call finds its bucket with one list index per variable (-1: none)
+        self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
 
     def buckets(self) -> List[Tuple[int, ...]]:
         return list(itertools.product(*(self.bounds[n] for n in self.names)))
@@ -113,6 +135,8 @@ class RangeProgram:
 
     def exact(self, bucket: Tuple[int, ...]) -> bool:
         """Whether `bucket` holds one size per variable (its bounds are the real sizes)."""
+        if self.per_size:
+            return True
         for n, b in zip(self.names, bucket):
             lo = self.variables[n][0]
             k = self.bounds[n].index(b)
@@ -124,39 +148,80 @@ class RangeProgram:
                 what: str) -> None:
         """Compile every bucket (`what` names the program in the log): `compile_one(module_bytes, why)`
         compiles a static module, `specialize(shapes)` is the module for exactly `shapes`. The largest
-        bucket is compiled first; if it is cheap, the plan gains exact buckets. A bucket whose program
-        would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes compile
-        as they come."""
+        bucket is compiled first; if it is cheap, the plan gains exact buckets; if bounded dims cannot
+        express the program, the plan becomes one static program per shape (`plan_sizes`). A bucket whose
+        program would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes
+        compile as they come."""
         start = time.perf_counter()
         with logger.progress(f"{what}: the programs of the declared range", len(self.buckets())) as progress:
-            largest = tuple(self.bounds[n][-1] for n in self.names)
-            self._compile_bucket(largest, compile_one, specialize, what)
-            progress.step_done()
-            cheap = (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
-                     and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES))
-            if cheap:
-                self._plan(cheap=True)
-                logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
-                           "shapes nearest opt gets a program of its own", "compile")
-                if self.exact(largest):
-                    del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
-            rest = [b for b in self.buckets() if b not in self.programs]
-            progress.set_total(progress.done + len(rest))
-
-            def compile_bucket(bucket: Tuple[int, ...]) -> None:
-                self._compile_bucket(bucket, compile_one, specialize, what)
-                progress.step_done()
-
-            # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
-            # programs of a small MLP compile in ~1.0 s instead of ~1.6 s)
-            with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
-                for future in [pool.submit(compile_bucket, b) for b in rest]:
-                    future.result()
+            if not self.per_size:  # (a per-size plan here: loaded, with programs XLA could not save)
+                try:
+                    self._compile_bounded(compile_one, specialize, what, progress)
+                except Exception as e:  # Unsupported, or a bounded program the compiler rejects
+                    static = {b: p for b, p in self.programs.items() if self.exact(b)}
+                    self._plan(cheap=False, per_size=True)
+                    self.programs = {b: p for b, p in static.items() if b in set(self.buckets())}
+                    reason = _first_line(e)
+                    logger.log(lambda: f"[compile] {what}: no bounded programs ({reason}); " + self.per_size_note(),
+                               "compile")
+            if self.per_size:
+                opt = tuple(self.variables[n][1] for n in self.names)
+                if opt not in self.programs:  # (a program that does not compile at all fails here, once)
+                    self._compile_bucket(opt, compile_one, specialize, what)
+                self._compile_rest(compile_one, specialize, what, progress)
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
         logger.log(lambda: f"[compile] {what}: {len(self.programs)} programs cover "
                    + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
-                   + f" ({time.perf_counter() - start:.3f} s)", "compile")
+                   + f" (plan: {self.plan_text()}; {time.perf_counter() - start:.3f} s)", "compile")
+
+    def _compile_bounded(self, compile_one: Callable[[bytes, str], Any],
+                         specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str, progress: Any) -> None:
+        largest = tuple(self.bounds[n][-1] for n in self.names)
+        if largest not in self.programs:  # (loaded from disk, see `deserialize`)
+            self._compile_bucket(largest, compile_one, specialize, what)
+            progress.step_done()
+        if (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
+                and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES)):
+            self._plan(cheap=True)
+            logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
+                       "shapes nearest opt gets a program of its own", "compile")
+            if self.exact(largest):
+                del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
+        self._compile_rest(compile_one, specialize, what, progress)
+
+    def _compile_rest(self, compile_one: Callable[[bytes, str], Any],
+                      specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str, progress: Any) -> None:
+        """Compile the plan's buckets that have no program yet, on several threads (`progress` counts them)."""
+        rest = [b for b in self.buckets() if b not in self.programs]
+        progress.set_total(progress.done + len(rest))
+
+        def compile_bucket(bucket: Tuple[int, ...]) -> None:
+            self._compile_bucket(bucket, compile_one, specialize, what)
+            progress.step_done()
+
+        # (XLA compiles one program on one thread and lets go of the GIL meanwhile: on 2 cores the 48 exact
+        # programs of a small MLP compile in ~1.0 s instead of ~1.6 s)
+        with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
+            for future in [pool.submit(compile_bucket, b) for b in rest]:
+                future.result()
+
+    def plan_text(self) -> str:
+        """The bucket plan, as the compile log names it: each variable's bounds, or its sizes with a static
+        program each."""
+        if self.per_size:
+            return "a static program per shape, " + ", ".join(
+                f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names)
+        return "; ".join(f"{n} <= {', '.join(map(str, self.bounds[n]))}" for n in self.names)
+
+    def per_size_note(self) -> str:
+        """What a per-size plan compiles now and what at call time."""
+        wide = [n for n in self.names if len(self.bounds[n]) < self.variables[n][2] - self.variables[n][0] + 1]
+        if not wide:
+            return f"a static program for each of the {len(self.buckets())} shapes in range, compiled now"
+        return (f"the range is too wide for a static program per shape (at most {MAX_STATIC_PROGRAMS}): "
+                + ", ".join(f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names)
+                + " compile now; other sizes of " + ", ".join(wide) + " compile at their first call")
 
     def _compile_bucket(self, bucket: Tuple[int, ...], compile_one: Callable[[bytes, str], Any],
                         specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str) -> None:
@@ -165,7 +230,15 @@ class RangeProgram:
         shapes = self.bucket_shapes(bucket)
         if self.exact(bucket):
             why = where + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
-            self.programs[bucket] = (compile_one(specialize(shapes), why), [])
+            try:
+                module = specialize(shapes)
+            except Exception as e:  # shapes the program rejects (a reshape of 3 rows to (2, -1)): reported at a call
+                if not self.per_size or bucket == tuple(self.variables[n][1] for n in self.names):
+                    raise
+                logger.log(f"[compile] {what}: {where.rstrip(': ')} left out (the program is not valid for "
+                           f"these shapes: {_first_line(e)})", "compile")
+                return
+            self.programs[bucket] = (compile_one(module, why), [])
             return
         try:
             module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims)
@@ -180,18 +253,29 @@ class RangeProgram:
 
     # ---- saving the compiled code -----------------------------------------------------------------------
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
-        """Each bucket's bounds, output dims and compiled program (bytes)."""
-        return [(list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device)))
-                for bucket, (exe, out_dims) in self.programs.items()]
+        """Each bucket's bounds, output dims and compiled program (bytes). A program XLA cannot serialize (on
+        jaxlib 0.10, XLA:CPU's sort) is left out (logged): loading compiles it (see ``Program.compile_range``)."""
+        saved = []
+        for bucket, (exe, out_dims) in self.programs.items():
+            try:
+                saved.append((list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device))))
+            except Exception as e:
+                logger.log(f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
+                           f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it", "compile")
+        return saved
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
         """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
-        not cover this range's buckets (those of an ordinary or of a cheap program)."""
+        not fit this range's plans: a static program per shape, an ordinary or a cheap program's buckets (each
+        saved program is static or bounded as its bucket is in the plan; a static one has no output dims)."""
         saved_buckets = {tuple(b) for b, _, _ in saved}
-        if not saved_buckets <= set(self.buckets()):
-            self._plan(cheap=True)
-            if not saved_buckets <= set(self.buckets()):
-                raise ValueError("the saved programs were made for other buckets")
+        static = {tuple(b) for b, out_dims, _ in saved if not out_dims}
+        for cheap, per_size in ((False, True), (False, False), (True, False)):
+            self._plan(cheap, per_size)
+            if saved_buckets <= set(self.buckets()) and all(self.exact(b) == (b in static) for b in saved_buckets):
+                break
+        else:
+            raise ValueError("the saved programs were made for other buckets")
         for bucket, out_dims, data in saved:
             exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
             self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
@@ -233,7 +317,14 @@ class RangeProgram:
         return launcher
 
 
-def _lookup(bounds: List[int], hi: int) -> List[int]:
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _lookup(bounds: List[int], hi: int, exact: bool = False) -> List[int]:
+    if exact:  # every bound is a size of its own; other sizes have no program
+        kept = set(bounds)
+        return [size if size in kept else -1 for size in range(hi + 1)]
     table = []
     k = 0
     for size in range(hi + 1):

@@ -40,7 +40,12 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
     arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants
     (and convert to Python numbers: ``D = C // 2; s = 1 / math.sqrt(D)``). The whole range is compiled
     here, once: XLA bounded programs for a few buckets (powers of two, ``opt`` and ``max``), each
-    masking the padding up to its bound, so no call inside the range compiles.
+    masking the padding up to its bound, so no call inside the range compiles. A program that bounded
+    dims cannot express (a window, sort or reverse over a dynamic dim: convolution or pooling over a
+    dynamic image size, top-k along the dynamic dim) gets a static program for each shape in range
+    instead, if there are at most 64 (``tripy_backend.ranges.MAX_STATIC_PROGRAMS``); a wider range gets
+    them for the sizes nearest ``opt``, and the ``compile`` log says which other sizes compile at their
+    first call. See the "Eager and compiled" guide for what each op family costs.
 
     The function must be free of side effects on tensor values: it cannot print or convert to
     Python values (``int()``, ``bool()``, ``.tolist()``) anything that depends on a runtime input.
