@@ -172,7 +172,7 @@ def main() -> None:
         for name in (list(pythons) if r % 2 == 0 else list(pythons)[::-1]):
             print(f"round {r + 1}: {name} ...", flush=True)
             results[name].append(run_child(pythons[name], "child"))
-    session = run_child(args.peers, "onnx_session_seconds")["onnx_session"] if args.peers else None
+    session = run_child(os.path.abspath(args.peers), "onnx_session_seconds")["onnx_session"] if args.peers else None
     report(results, session)
 
 
