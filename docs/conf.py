@@ -25,6 +25,8 @@ html_static_path: list = []
 # standard library) are not documented here, so they are the only ones allowed to stay unresolved.
 nitpicky = True
 nitpick_ignore_regex = [(r"py:.*", r"(?!tripy).*")]
+# tp.logger.progress returns the logging layer's Progress, an internal helper with no page of its own.
+nitpick_ignore = [("py:class", "tripy_flatir.logging.Progress")]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

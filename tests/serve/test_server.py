@@ -1,7 +1,7 @@
 """`tripy serve` end to end: the real server in a subprocess on 127.0.0.1, a real HTTP client (httpx).
 
-Every endpoint of the Open Inference Protocol, dynamic batching under concurrent clients (each result bitwise
-equal to calling the executable on that request alone), /v1/completions for the GPT-2 example's KV-cache
+Every endpoint of the Open Inference Protocol, dynamic batching under concurrent clients (each result equal to
+calling the executable on that request alone: bitwise without matrix products, to the last bits with them), /v1/completions for the GPT-2 example's KV-cache
 programs (token ids, text through a tokenizer file, streaming), each kind of bad input (a 4xx with tripy's
 message, and the server keeps serving), an internal failure (500, logged, still serving) and SIGTERM with a
 request in flight."""
@@ -165,7 +165,7 @@ def _stats(client, model):
     return client.get(f"/v2/models/{model}/stats").json()["model_stats"][0]
 
 
-def test_concurrent_requests_are_batched_and_bitwise_equal_to_unbatched_calls(server, artifacts):
+def test_concurrent_requests_are_batched_and_equal_to_unbatched_calls(server, artifacts):
     exes = artifacts[1]
     # 1-row and 2-row requests of two widths for the row-wise model, 2- and 3-row requests for the MLP (XLA:CPU
     # multiplies a single row with a matrix-vector kernel whose rounding differs; see the serving guide).
@@ -185,7 +185,11 @@ def test_concurrent_requests_are_batched_and_bitwise_equal_to_unbatched_calls(se
         expected = local(exes[model], *arrays.values())
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
-            assert g.shape == e.shape and np.array_equal(g, e), model  # bitwise
+            assert g.shape == e.shape, model
+            if model == "rowwise":
+                assert np.array_equal(g, e), model  # bitwise
+            else:  # (XLA:CPU picks a product's kernel by its row count; on jaxlib 0.12 the last bits may differ)
+                np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=model)
     with server.client() as c:
         for model in ("rowwise", "mlp"):
             after = _stats(c, model)
