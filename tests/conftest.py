@@ -3,9 +3,12 @@
 `eager_or_compiled` runs an end-to-end test twice: once in eager mode and once through tp.compile,
 so every op is checked in both modes against the same NumPy expectation. In compiled mode it also
 runs the function eagerly and checks that both modes agree (dtype, shape and values).
+`logged(fn)` gives fn's result and what the 'compile' log topic printed while it ran.
 """
 
 from __future__ import annotations
+
+import io
 
 from typing import Any, Callable
 
@@ -72,3 +75,22 @@ def eager_or_compiled(request: Any) -> Callable[..., Any]:
     if request.param == "eager":
         return lambda func, *args: func(*args)
     return _compile_and_run
+
+
+def _compile_log(fn: Callable[[], Any]) -> Any:
+    """(fn(), what the 'compile' log topic printed while it ran)."""
+    import tripy as tp
+
+    old, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        with tp.logger.use_verbosity("compile"):
+            result = fn()
+        return result, tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = old
+
+
+@pytest.fixture
+def logged() -> Callable[[Callable[[], Any]], Any]:
+    """``logged(fn)``: fn's result and what the 'compile' log topic printed while it ran."""
+    return _compile_log

@@ -168,18 +168,7 @@ def test_compiled_code_from_another_host_is_rebuilt_with_a_warning(mlp, tmp_path
     assert np.allclose(np.from_dlpack(loaded(tp.Tensor(x))), mlp_reference(w, x), rtol=1e-4, atol=1e-4)
 
 
-def logged(fn):
-    """What the 'compile' topic prints while fn() runs."""
-    old, tp.logger.stream = tp.logger.stream, io.StringIO()
-    try:
-        with tp.logger.use_verbosity("compile"):
-            result = fn()
-        return result, tp.logger.stream.getvalue()
-    finally:
-        tp.logger.stream = old
-
-
-def test_compile_topic_logs_each_compilation():
+def test_compile_topic_logs_each_compilation(logged):
     _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 2, 4), 3), tp.float32)]))
     lines = text.splitlines()
     started = [line for line in lines if "bucket" in line and line.endswith(" ...")]
@@ -195,7 +184,7 @@ def test_compile_topic_logs_each_compilation():
     assert sum("ran each bounded program once" in line for line in lines) == 1
 
 
-def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan):
+def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan, logged):
     exe, text = logged(lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)]))
     done = [line for line in text.splitlines() if "bucket" in line and not line.endswith(" ...")]
     exact = [line for line in done if " = " in line]
@@ -216,14 +205,14 @@ def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan):
     assert tripy_backend.compilation_count() == before
 
 
-def test_a_program_that_computes_much_gets_bounded_programs_only():
+def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     w = tp.Tensor(RNG.standard_normal((1024, 1024)).astype(np.float32))
     exe, text = logged(lambda: tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
     assert "a cheap program" not in text  # 134 MFLOP at 64 rows
     assert sum("bucket" in line and not line.endswith(" ...") for line in text.splitlines()) == 7  # 1, 2, 4, 8, 16, 32, 64
 
 
-def test_program_without_bounded_form_still_runs_every_shape():
+def test_program_without_bounded_form_still_runs_every_shape(logged):
     exe, text = logged(lambda: tp.compile(lambda t: tp.topk(t, 2, 1)[0],
                                           args=[tp.InputInfo((2, (2, 3, 6)), tp.float32)]))
     assert "no bounded programs (stablehlo.sort is not supported with bounded dims)" in text

@@ -4,7 +4,6 @@ static program per shape (``tripy_backend.ranges.plan_sizes``). Each family is s
 against NumPy, and against eager mode."""
 
 import importlib.util
-import io
 import os
 import subprocess
 import sys
@@ -131,18 +130,8 @@ def compile_family(name):
     return tp.compile(func, args=[tp.InputInfo(shape, dtype)])
 
 
-def logged(fn):
-    old, tp.logger.stream = tp.logger.stream, io.StringIO()
-    try:
-        with tp.logger.use_verbosity("compile"):
-            result = fn()
-        return result, tp.logger.stream.getvalue()
-    finally:
-        tp.logger.stream = old
-
-
 @pytest.mark.parametrize("name", FAMILIES)
-def test_every_size_in_range_without_compiling(name):
+def test_every_size_in_range_without_compiling(name, logged):
     func, shape, make, reference = FAMILIES[name]
     exe, text = logged(lambda: compile_family(name))
     assert ("plan: a static program per shape" in text) == (name not in BOUNDED)
@@ -160,14 +149,14 @@ def test_every_size_in_range_without_compiling(name):
         assert np.allclose(np.from_dlpack(func(tp.Tensor(x))), out, rtol=1e-5, atol=1e-5), n
 
 
-def test_a_program_without_bounded_form_gets_a_static_program_per_size():
+def test_a_program_without_bounded_form_gets_a_static_program_per_size(logged):
     exe, text = logged(lambda: compile_family("topk over the dynamic dim"))
     assert "no bounded programs (stablehlo.sort is not supported with bounded dims); a static program for each " \
            "of the 5 shapes in range, compiled now" in text
     assert "5 programs cover x[1] in [4, 8] (plan: a static program per shape, x[1] = 4..8;" in text
 
 
-def test_a_range_too_wide_for_a_program_per_size_says_which_sizes_compile_at_call_time(monkeypatch):
+def test_a_range_too_wide_for_a_program_per_size_says_which_sizes_compile_at_call_time(monkeypatch, logged):
     monkeypatch.setattr(ranges, "MAX_STATIC_PROGRAMS", 3)
     exe, text = logged(lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0],
                                           args=[tp.InputInfo((2, (2, 5, 100)), tp.float32)]))
@@ -217,7 +206,7 @@ def test_saved_programs_run_every_size_in_a_new_process_without_compiling(tmp_pa
             assert np.allclose(outputs[n], FAMILIES[name][3](x), rtol=1e-4, atol=1e-4), (name, n)
 
 
-def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch):
+def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch, logged):
     monkeypatch.setattr(ranges, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
     # range 2..9: the largest bucket (9) holds one size and compiles statically; the bounded ones (e.g. 8, for 6..8)
     # cannot express the sort. The static programs already made are kept.
@@ -232,7 +221,7 @@ def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_pro
     assert tripy_backend.compilation_count() == before
 
 
-def test_a_reshape_splitting_a_dynamic_dim_after_a_static_one_gets_a_program_per_size():
+def test_a_reshape_splitting_a_dynamic_dim_after_a_static_one_gets_a_program_per_size(logged):
     # [2 * T, C] -> [2, T, C]: padded rows would land between the real ones (on jaxlib 0.10 the bounded program
     # used to give wrong rows at padded sizes). Odd sizes cannot be split in two: left out, and a call says why.
     exe, text = logged(lambda: tp.compile(lambda x: tp.reshape(x, (2, -1, 4)) * 2.0,

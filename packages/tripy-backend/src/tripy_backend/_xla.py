@@ -13,6 +13,8 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from tripy_flatir.mlir_utils import bytecode, context
+
 
 _started: set = set()
 _clients: Dict[str, Any] = {}
@@ -219,8 +221,6 @@ def deserialize_portable_artifact(artifact: bytes) -> "str | bytes":
     """The module in a portable StableHLO artifact (text, or bytecode), for ``ir.Module.parse``; raises if it is
     not a valid artifact. (jaxlib 0.6 returns the text; newer jaxlibs a module in the current MLIR context.)"""
     import jaxlib._jax as jx
-
-    from tripy_flatir.mlir_utils import bytecode, context
 
     with context():
         out = jx.mlir.deserialize_portable_artifact(artifact)

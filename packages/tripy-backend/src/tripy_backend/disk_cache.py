@@ -28,6 +28,7 @@ import tempfile
 from typing import Any, Optional, Union
 
 from tripy_flatir.logging import logger
+from tripy_backend import _xla, cpu_plan
 
 ENV_VAR = "TRIPY_CACHE_DIR"
 FORMAT_VERSION = 1
@@ -160,8 +161,6 @@ def clear() -> None:
 def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
     """Compile as ``cpu_plan`` prepares the module, through the persistent cache when it is on (see the module
     docstring)."""
-    from tripy_backend import _xla, cpu_plan
-
     module_bytes, options = cpu_plan.prepare(module_bytes, platform, optimization_level)
     root = directory()
     if not root:

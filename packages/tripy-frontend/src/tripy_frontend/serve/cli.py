@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Dict, List, Optional, Sequence
 
+from tripy_frontend.compiler.executable import Executable
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tripy serve", description="Serve saved tripy executables over the Open "
@@ -51,8 +53,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         from tripy_frontend.serve.completions import LanguageModel
     except ImportError as e:
         sys.exit(f"tripy serve needs the 'serve' extra ({e}): pip install 'tripy-inference[serve]'")
-    from tripy_frontend.compiler.executable import Executable
-
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     models: Dict[str, BatchingModel] = {}
     for path in args.models:
