@@ -48,6 +48,7 @@ import math
 import os
 from typing import Any, List, NamedTuple, Sequence, Tuple
 
+from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend import _xla
 
 # Matrix elements that matrix-vector products must read, in all, before a program is worth the thunk
@@ -120,9 +121,10 @@ def prepare(module_bytes: bytes, platform: str, optimization_level: int) -> Tupl
     convolutions, and on the thunk runtime its matrix-vector products isolated."""
     if platform != "cpu":
         return module_bytes, []
-    program_runtime = module_runtime(module_bytes)
-    if program_runtime == "thunk":
-        module_bytes = isolate_matrix_vector_products(module_bytes)
+    products, kernels = _products_and_kernels(module_bytes)
+    program_runtime = runtime(products, kernels)
+    if program_runtime == "thunk" and any(p.rows == 1 and p.matrix_elements >= ISOLATE_ELEMENTS for p in products):
+        module_bytes = isolate_matrix_vector_products(module_bytes)  # (parses the module again: only when needed)
     return module_bytes, compile_options(platform, optimization_level, program_runtime)
 
 
@@ -143,8 +145,6 @@ def _products_and_kernels(module_bytes: bytes) -> Tuple[List[Product], int]:
     if b"dot_general" not in module_bytes and b"convolution" not in module_bytes:  # (op names are text in bytecode too)
         return [], 0
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import context
 
     products, kernel = [], 0
     with context():
@@ -174,8 +174,6 @@ def isolate_matrix_vector_products(module_bytes: bytes) -> bytes:
     fuse through: a sum over a new axis of size two, the value and a zero. (XLA drops optimization barriers
     before fusing.) The sums run over a few thousand elements, next to a product that reads millions."""
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import bytecode, context
 
     with context():
         module = ir.Module.parse(module_bytes)
