@@ -6,6 +6,12 @@ dims and the data types). Others wait for a later batch, in arrival order. One b
 model, in a worker thread, so the event loop keeps answering while it runs; the requests that arrive
 meanwhile form the next batch. The batch's outputs are split back along dim 0.
 
+Every batch, a lone request too, runs at exactly ``max_batch`` rows: the gathered rows are padded with copies
+of the last one, and the padding's outputs are dropped. XLA:CPU picks a matrix product's kernel and blocking by
+its row count, so a row's last bits would otherwise depend on how many requests shared its call; at one fixed
+row count a request's result is bitwise the same whatever it was batched with. ``pad=False`` runs each batch at
+its gathered size instead (less work at low load, results equal up to the last bits).
+
 A model is batched when every input's dim 0 is dynamic and every output's dim 0 is too, and the server was
 started with ``--max-batch`` above 1. Batching assumes each row's result depends only on that row (as for
 most inference models); a model that mixes rows must be served without it.
@@ -62,8 +68,9 @@ class BatchingModel:
     """A served executable: validates requests with the executable's own checks, then runs them batched
     (see the module docstring) or one at a time."""
 
-    def __init__(self, exe: Executable, max_batch: int, max_wait: float) -> None:
+    def __init__(self, exe: Executable, max_batch: int, max_wait: float, pad: bool = True) -> None:
         self.exe = exe
+        self.pad = pad
         self.names = list(exe.input_infos)
         infos = list(exe.input_infos.values())
         dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
@@ -78,7 +85,7 @@ class BatchingModel:
 
     def parameters(self) -> Dict[str, Any]:
         return {"max_batch_size": self.max_batch, "max_queue_delay_microseconds": int(self.max_wait * 1e6),
-                "dynamic_batching": self.max_batch > 1}
+                "dynamic_batching": self.max_batch > 1, "padded_to_max_batch": self.pad and self.max_batch > 1}
 
     def validate(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise ServeError (400) with tripy's message if `arrays` do not fit the executable's inputs."""
@@ -148,19 +155,28 @@ class BatchingModel:
                 rows += r.rows
         return batch
 
+    def _batch_arrays(self, batch: List[_Request]) -> List[np.ndarray]:
+        """The batch's inputs, concatenated along dim 0 and, with ``pad``, filled up to ``max_batch`` rows with
+        copies of the last row (a request whose inputs disagree on dim 0, ``rows == 0``, runs as it is)."""
+        arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
+            if len(batch) > 1 else batch[0].arrays
+        rows = sum(r.rows for r in batch)
+        if self.pad and 0 < rows < self.max_batch:
+            arrays = [np.concatenate([a, np.repeat(a[-1:], self.max_batch - rows, axis=0)]) for a in arrays]
+        return arrays
+
     async def _run_batch(self, batch: List[_Request]) -> None:
-        self._count(sum(r.rows for r in batch))
+        rows = sum(r.rows for r in batch)
+        self._count(rows)
         try:
-            arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
-                if len(batch) > 1 else batch[0].arrays
-            outs = await asyncio.to_thread(run, self.exe, arrays)
+            outs = await asyncio.to_thread(run, self.exe, self._batch_arrays(batch))
         except Exception as e:  # every request of the batch gets the failure (the server logs it)
             for r in batch:
                 if not r.future.done():
                     r.future.set_exception(e)
             return
         bounds: Tuple[int, ...] = tuple(np.cumsum([r.rows for r in batch])[:-1])
-        parts = [np.split(o, bounds) for o in outs]
+        parts = [np.split(o[:rows] if rows else o, bounds) for o in outs]  # (the padding's rows dropped)
         for i, r in enumerate(batch):
             if not r.future.done():  # (a client that went away cancelled its future)
                 r.future.set_result([p[i] for p in parts])

@@ -27,6 +27,9 @@ def parser() -> argparse.ArgumentParser:
                    help="dynamic batching: at most this many rows (dim 0) per call; 1 turns it off (default)")
     p.add_argument("--max-wait-ms", type=float, default=2.0,
                    help="dynamic batching: how long a request waits for others (default: %(default)s ms)")
+    p.add_argument("--pad-batch", action=argparse.BooleanOptionalAction, default=True,
+                   help="dynamic batching: run every call at --max-batch rows, so a request's result is bitwise "
+                   "the same whatever it is batched with (default); --no-pad-batch runs each batch at its size")
     p.add_argument("--max-body-bytes", type=int, default=64 << 20,
                    help="refuse request bodies larger than this with 413 (default: %(default)s)")
     p.add_argument("--lm", metavar="MODEL.json", help="a language model's manifest (examples/gpt2/export.py) to "
@@ -59,7 +62,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in models:
             sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
-        models[name] = BatchingModel(Executable.load(path), args.max_batch, args.max_wait_ms / 1e3)
+        models[name] = BatchingModel(Executable.load(path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
     lm = LanguageModel.load(args.lm, args.tokenizer) if args.lm else None
     app = create_app(models, lm, args.max_body_bytes)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
