@@ -11,7 +11,7 @@ from typing import Sequence, Union
 from tripy_frontend.dimension_size import DimensionSize
 from tripy_frontend.tensor import Tensor
 
-TensorLike = Union[Tensor, numbers.Number]
+TensorLike = Union[Tensor, bool, int, float, numbers.Number]  # (the builtins spelled out for type checkers)
 """A tensor or a Python number (which tripy ops broadcast like a rank-0 tensor)."""
 
 IntLike = Union[int, DimensionSize]

@@ -26,7 +26,7 @@ def mean(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim
         return total / float(math.prod(static))
     from tripy_frontend.ops.cast import cast
 
-    count = input.shape[dims[0]]
+    count: Tensor = input.shape[dims[0]]
     for d in dims[1:]:
         count = count * input.shape[d]
     return total / cast(count, input.dtype)

@@ -44,7 +44,7 @@ def var(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim:
     static = [input.trace_tensor.shape[d] for d in dims]
     if all(s >= 0 for s in static):
         return total / float(max(0, math.prod(static) - correction))
-    count = input.shape[dims[0]]
+    count: Tensor = input.shape[dims[0]]
     for d in dims[1:]:
         count = count * input.shape[d]
     return total / cast(maximum(count - correction, 0), input.dtype)
