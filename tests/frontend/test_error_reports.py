@@ -1,6 +1,7 @@
 """Error reports point at the user's code from every layer: argument checks at the call, shape checks
 at trace time, and MLIR verifier errors mapped back through FlatIR to the user's line."""
 
+import re
 import dataclasses
 import inspect
 
@@ -213,3 +214,12 @@ def test_missing_tensor_methods_point_at_the_public_way():
     with pytest.raises(AttributeError) as info:
         t.nump  # close to a private name only: no suggestion
     assert "Did you mean" not in str(info.value)
+
+
+@pytest.mark.parametrize("apply, spelling", [
+    (lambda t, o: t // o, "//"), (lambda t, o: t ** o, "**"), (lambda t, o: t / o, "/"),
+    (lambda t, o: tp.maximum(t, o), "tripy.maximum"), (lambda t, o: tp.minimum(o, t), "tripy.minimum"),
+    (lambda t, o: t >= o, ">=")])
+def test_unsupported_operand_names_the_operator_as_written(apply, spelling):
+    with pytest.raises(tp.TripyException, match=f"Unsupported operand type for {re.escape(spelling)}: 'object'"):
+        apply(tp.ones((2,)), object())

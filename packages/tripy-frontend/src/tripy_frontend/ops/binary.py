@@ -37,4 +37,4 @@ _scalar = Constant.scalar
 _upload = memory.to_device  # (a number's buffer: eager programs take numbers as arguments)
 _PLAIN_NUMBERS = (float, int)  # (exact types: not bool, not NumPy scalars, which keep the general path)
 _capture = _stack.capture
-_SPELLING = {id(k): k.value[1] for k in Kind}  # (by id: Enum hashes in Python)
+_SPELLING = {id(k): k.spelling for k in Kind}  # (by id: Enum hashes in Python)

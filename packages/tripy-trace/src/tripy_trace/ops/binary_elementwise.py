@@ -52,6 +52,11 @@ class Kind(enum.Enum):
     GE = "'>='"
 
     @property
+    def spelling(self) -> str:
+        """How the user wrote the op, for messages: ``//``, ``**``, ``tripy.maximum``."""
+        return self.value.strip("'")
+
+    @property
     def is_comparison(self) -> bool:
         return self.name in ("EQ", "NE", "LT", "LE", "GT", "GE")
 
