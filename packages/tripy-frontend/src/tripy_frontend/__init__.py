@@ -13,7 +13,8 @@ import pkgutil as _pkgutil
 from tripy_flatir import dtypes as _dtypes
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
-from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.export import public_api
+from tripy_frontend.public_names import PUBLIC_API
 from tripy_frontend.tensor import Tensor
 from tripy_frontend import device as _device_module  # noqa: F401
 from tripy_frontend import dimension_size as _dimension_size  # noqa: F401

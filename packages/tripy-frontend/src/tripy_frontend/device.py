@@ -6,10 +6,10 @@ from tripy_backend.devices import check_device, compiler_name
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as _Device
 from tripy_flatir.exceptions import TripyException, raise_error
-from tripy_frontend.export import public_api
+from tripy_frontend.public_names import public_class
 
 
-@public_api()
+@public_class
 class device(_Device):
     """A device: ``tp.device("cpu")``, ``tp.device("gpu")``, ``tp.device("gpu:1")``.
 

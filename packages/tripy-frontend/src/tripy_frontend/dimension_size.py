@@ -14,11 +14,11 @@ from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.dim_size import DimSize
 from tripy_trace.tensor import TraceTensor
-from tripy_frontend.export import public_api
+from tripy_frontend.public_names import public_class
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_class
 class DimensionSize(Tensor):
     """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
     size prints as a number.

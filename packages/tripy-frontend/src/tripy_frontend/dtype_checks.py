@@ -12,7 +12,10 @@ import collections.abc
 import typing
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tripy_flatir import dtypes
+from tripy_flatir import dtypes, stack_info
+from tripy_flatir.exceptions import raise_error
+from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import Tensor
 
 Variables = Mapping[str, Sequence[dtypes.dtype]]
 Exceptions = Sequence[Mapping[str, dtypes.dtype]]
@@ -176,9 +179,6 @@ def _is_operator(what: str) -> bool:
 
 def _origin(value: Any) -> List[Any]:
     """Where a tensor argument was created (not for sizes from ``t.shape``, which have no such place)."""
-    from tripy_frontend.dimension_size import DimensionSize
-    from tripy_frontend.tensor import Tensor
-
     if not isinstance(value, Tensor) or isinstance(value, DimensionSize):
         return []
     return [value.stack_info] if value.stack_info is not None else []
@@ -213,7 +213,4 @@ def _check_exceptions(what: str, exceptions: Exceptions, bound: Dict[str, Tuple[
 
 
 def _report_dtype(message: str, details: List[str], origins: List[Any]) -> typing.NoReturn:
-    from tripy_flatir import stack_info
-    from tripy_flatir.exceptions import raise_error
-
     raise_error(message, stack_info.capture(), details, origins)

@@ -33,6 +33,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from tripy_flatir import dtypes
 from tripy_flatir.exceptions import TripyException
 from tripy_frontend import codegen
+from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
 from tripy_frontend.dtype_checks import (NUMBERS, Entry, Exceptions, Variables, check_one, check_pair,
                                          check_sequence, general_check, is_sequence)
@@ -156,10 +158,6 @@ def _dtype_checker(func: Any, what: str, constraints: Constraints, variables: Va
     entries = _entries(func, constraints, variables, exceptions)
     if not entries:
         return None
-    # Ops are declared in modules that import Tensor, so it exists by now.
-    from tripy_frontend.dimension_size import DimensionSize
-    from tripy_frontend.tensor import Tensor
-
     general = general_check(entries, what, variables, exceptions, Tensor, DimensionSize)
     simple = not exceptions and not any(e[5] for e in entries)
     if simple and len(entries) == 1:

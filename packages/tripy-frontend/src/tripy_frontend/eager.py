@@ -2,7 +2,7 @@
 
 trace -> FlatIR -> StableHLO (``tripy_trace.pipeline.lower``) -> a backend ``Program``, cached by a
 structural key of the trace, so re-evaluating the same graph shape with new data never recompiles; the
-program runs on the stored data's buffers and ``results.store`` puts each result in its tensor."""
+program runs on the stored data's buffers and ``store_results`` puts each result in its tensor."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ from tripy_backend.devices import compiler_name
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_trace.ops.constant import Scalar
-from tripy_trace.ops.storage import Storage
+from tripy_trace.ops.storage import Storage, store_results
 from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
-from tripy_frontend import results
 
 DEFAULT_CACHE_SIZE = 512
 
@@ -62,7 +61,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
         buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
     except AttributeError:  # a runtime input of tp.compile: no value while tracing
         _cannot_evaluate_traced(next(t for t in inputs if getattr(t.producer, "data", None) is None))
-    results.store(outputs, program(buffers))
+    store_results(outputs, program(buffers))
 
 
 def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> Any:

@@ -1,6 +1,6 @@
-"""The public-API registry: everything ``tripy`` re-exports is registered here with ``@public_api``.
+"""``@public_api``: how a function or class becomes ``tripy.<name>``.
 
-``@public_api()`` puts a function or class into ``PUBLIC_API`` under ``tripy.<name>`` and, at the call
+``@public_api()`` puts a function or class into ``PUBLIC_API`` (``public_names.py``) under ``tripy.<name>`` and, at the call
 boundary, checks its arguments against their annotations (``argument_checks.py``) and the data types it
 declares (``dtype_constraints`` / ``dtype_variables``: see ``dtype_rules.py``), so a wrong argument is
 reported at the user's line with what was expected, instead of failing deep inside tripy.
@@ -13,12 +13,11 @@ from typing import Any, Callable, Dict, Optional, TypeVar
 
 from tripy_frontend.argument_checks import type_checked
 from tripy_frontend.dtype_rules import RETURN, Constraints, Exceptions, Variables, dtype_rules
+from tripy_frontend.public_names import PUBLIC_API, public_class
 
 __all__ = ["PUBLIC_API", "RETURN", "dtype_rules", "public_api"]
 
 F = TypeVar("F")
-
-PUBLIC_API: Dict[str, Any] = {}
 
 
 def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constraints] = None,
@@ -29,6 +28,9 @@ def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constr
 
     def register(obj: F) -> F:
         api_name = name or getattr(obj, "__name__")
+        if inspect.isclass(obj):
+            assert dtype_constraints is None, "dtype declarations are for functions"
+            return public_class(obj, api_name)  # type: ignore[no-any-return]
         if inspect.isfunction(obj):
             if dtype_constraints is not None:
                 assert not hasattr(obj, "__tripy_method_name__"), (
@@ -37,13 +39,6 @@ def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constr
                 obj = dtype_rules(dtype_constraints, dtype_variables or {}, dtype_exceptions,
                                   name=f"tripy.{api_name}")(obj)
             obj = type_checked(obj, f"tripy.{api_name}")  # type: ignore[assignment, arg-type]
-        else:
-            assert dtype_constraints is None, "dtype declarations are for functions"
-            # Constructors are checked too (layers, InputInfo, ...), except where a class opts out
-            # because construction is on a hot path and validates its own input (tp.Tensor).
-            init = vars(obj).get("__init__")
-            if inspect.isclass(obj) and inspect.isfunction(init) and not getattr(obj, "_tripy_unchecked_init", False):
-                setattr(obj, "__init__", type_checked(init, f"tripy.{api_name}"))
         PUBLIC_API[api_name] = obj
         return obj
 

@@ -1,32 +1,22 @@
-"""Results into tensors: the one place where a program's output buffers become tripy tensors.
+"""A compiled call's results as new tensors (``new_tensor``, which the generated fast path in
+``compiler/fast_call.py`` calls too).
 
-Eager evaluation stores each result in the tensor that asked for it (``store``); a compiled call makes
-new tensors (``new_tensor``, which the generated fast path in ``compiler/fast_call.py`` calls too). Either
-way a result is a ``ResultStorage`` op (``tripy_trace.ops.storage``): stored data, held weakly by its
-tensor's producer link so that dropping the tensor frees the buffer at once. A bounded program's dynamic
-output is a ``PaddedStorage``, cut to its real shape when first needed.
+Each result is a ``ResultStorage`` op (``tripy_trace.ops.storage``): stored data, held weakly by its tensor's
+producer link so that dropping the tensor frees the buffer at once. A bounded program's dynamic output is a
+``PaddedStorage``, cut to its real shape when first needed. (Eager evaluation stores each result in the
+tensor that asked for it: ``tripy_trace.ops.storage.store_results``.)
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Tuple
 
-from tripy_flatir.tensor import DYNAMIC
 from tripy_backend.ranges import Padded
 from tripy_trace.ops.storage import PaddedStorage, ResultStorage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.tensor import Tensor
 
 _new_tensor = object.__new__
-
-
-def store(outputs: Sequence[TraceTensor], buffers: Sequence[Any]) -> None:
-    """Eager evaluation: each of `outputs` now holds its result buffer as stored data."""
-    for t, buf in zip(outputs, buffers):
-        shape = t.shape
-        if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
-            shape = tuple(buf.shape)
-        t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
 
 
 def new_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:

@@ -19,7 +19,8 @@ from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.storage import PaddedStorage, Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.compiler.tracing import traced_function
-from tripy_frontend.export import PUBLIC_API, public_api
+from tripy_frontend.eager import evaluate
+from tripy_frontend.public_names import PUBLIC_API, public_class
 from tripy_frontend.strides import check_row_major
 from tripy_frontend.tracebacks import strip_tripy_frames
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     Shape = Sequence[Union[int, "DimensionSize"]]
 
 
-@public_api()
+@public_class
 class Tensor:
     """A tensor. Create one from a Python scalar or (nested) list, a NumPy array, or any object that
     supports DLPack or the array protocol; or get one from a tripy operation. Arrays must be row-major
@@ -179,7 +180,7 @@ class Tensor:
         """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
         if not isinstance(self.trace_tensor.producer, Storage):
             try:  # (an API boundary: see tracebacks.py)
-                _evaluate([self])
+                evaluate([self])
             except TripyException as e:
                 strip_tripy_frames(e)
                 raise
@@ -317,16 +318,6 @@ _new = object.__new__
 _trace_tensor_of = operator.attrgetter("trace_tensor")
 _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
-
-
-def _evaluate(tensors: Sequence["Tensor"]) -> None:
-    """``tripy_frontend.eager.evaluate``, which imports this module: looked up on the first call, after which
-    this name is that function. (An import statement in ``eval`` would cost every evaluation about 1.7 us.)"""
-    global _evaluate
-    from tripy_frontend.eager import evaluate
-
-    _evaluate = evaluate
-    evaluate(tensors)
 
 
 def _warn_if_compiling(t: "Tensor") -> None:

@@ -28,9 +28,10 @@ from tripy_backend import cpu_plan
 from tripy_trace.ops.convolution import Convolution
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.permute import Permute
-from tripy_trace.ops.storage import Storage
+from tripy_trace.ops.storage import Storage, store_results
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import signature, topological_order
+from tripy_frontend.eager import evaluate
 
 # Stored data smaller than this (elements) is not worth an argument of its own: scalars, shape values.
 MIN_ELEMENTS = 4096
@@ -53,9 +54,6 @@ _DONE: Dict[tuple, Tuple[Tuple["weakref.ref[Any]", ...], "weakref.ref[Any]"]] = 
 def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
     """Evaluate the parts of the graph behind `outputs` that depend on stored data only and that the rest
     of it reads (see the module docstring); each becomes stored data in place."""
-    from tripy_frontend import results
-    from tripy_frontend.eager import evaluate
-
     hoisted = constant_frontier(outputs)
     todo = []
     for t in hoisted:
@@ -65,7 +63,7 @@ def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
         done = _DONE.get(done_key)
         result = done[1]() if done and all(r() is b for r, b in zip(done[0], buffers)) else None
         if result is not None:
-            results.store([t], [result])
+            store_results([t], [result])
         else:
             todo.append((t, done_key, buffers))
     if todo:

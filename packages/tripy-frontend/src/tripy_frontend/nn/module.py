@@ -21,7 +21,7 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn import module_text
-from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase
+from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase, static_shape
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import api_boundary
 
@@ -38,17 +38,6 @@ def _is_parameter(value: Any) -> bool:
     return (isinstance(value, Tensor) and not isinstance(value, DimensionSize)) or isinstance(value, ParameterBase)
 
 
-def _static_shape(value: Any) -> Optional[Tuple[int, ...]]:
-    """The shape of a parameter or candidate value (-1 where only known at run time), None if unknown."""
-    if isinstance(value, ParameterBase):
-        return value.shape
-    if isinstance(value, Tensor):
-        return tuple(value.trace_tensor.shape)
-    if isinstance(value, np.ndarray):
-        return tuple(value.shape)
-    return None
-
-
 def _shapes_match(expected: Sequence[int], got: Sequence[int]) -> bool:
     return len(expected) == len(got) and all(e == g or e < 0 or g < 0 for e, g in zip(expected, got))
 
@@ -58,7 +47,7 @@ def _mismatch(name: str, expected: Any, got_shape: Optional[Sequence[int]], got_
     problems: List[str] = []
     if not _is_parameter(expected):
         return problems  # None or a non-tensor: any tensor may take its place
-    exp_shape = _static_shape(expected)
+    exp_shape = static_shape(expected)
     if exp_shape is not None and got_shape is not None and not _shapes_match(exp_shape, got_shape):
         hint = ""
         if len(exp_shape) == 2 and tuple(got_shape) == tuple(reversed(exp_shape)):
@@ -178,7 +167,7 @@ class Module:
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, Tensor) and _is_parameter(value):
             current = self.__dict__.get(name)
-            problems = _mismatch(name, current, _static_shape(value), value.dtype)
+            problems = _mismatch(name, current, static_shape(value), value.dtype)
             if problems:
                 raise_error(f"Cannot assign a new value to parameter '{name}' of {type(self).__name__}: it does "
                             "not match the current one.", _stack.capture(), problems, [value.stack_info])
@@ -292,7 +281,7 @@ class Module:
             value = state_dict[key]
             current = slots[key].get()
             if isinstance(value, Tensor) and _is_parameter(value):
-                problems += _mismatch(key, current, _static_shape(value), value.dtype)
+                problems += _mismatch(key, current, static_shape(value), value.dtype)
                 converted[key] = value
                 continue
             array = _as_array(value)

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from tripy_frontend.nn.parameter import ParameterBase, static_shape
+from tripy_frontend.tensor import Tensor
+
 
 def repr_text(module: Any) -> str:
     """Parameters with their shapes (``?`` where only known at run time) and whether they are set, then children."""
-    from tripy_frontend.nn.module import _static_shape
-    from tripy_frontend.tensor import Tensor
-
     lines = [f"{type(module).__name__}("]
     for name, p in module.named_parameters():
-        shape = _static_shape(p)
+        shape = static_shape(p)
         shape_s = "unknown" if shape is None else "[" + ", ".join("?" if d < 0 else str(d) for d in shape) + "]"
         state = "" if isinstance(p, Tensor) else ", not set"
         lines.append(f"    {name}: Parameter(shape={shape_s}, dtype={p.dtype}{state}),")
@@ -38,18 +38,13 @@ def str_text(module: Any) -> str:
 
 
 def _shape_tuple(p: Any) -> Any:
-    from tripy_frontend.nn.module import _static_shape
-
-    shape = _static_shape(p)
+    shape = static_shape(p)
     return None if shape is None else tuple(shape)
 
 
 def equal(a: Any, b: Any) -> bool:
     """Field-by-field equality of module attributes: tensors compare by dtype, shape and values; unset
     parameters by their expected shape and dtype; containers entry by entry."""
-    from tripy_frontend.nn.parameter import ParameterBase
-    from tripy_frontend.tensor import Tensor
-
     if a is b:
         return True
     if isinstance(a, Tensor) or isinstance(b, Tensor):

@@ -8,9 +8,12 @@ naming every parameter that was never set. Once set, a parameter is a plain ``tp
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
 
 from tripy_flatir import dtypes
+from tripy_frontend.tensor import Tensor
 
 
 class ParameterBase:
@@ -44,3 +47,14 @@ class OptionalParameter(ParameterBase):
     ``load_state_dict`` does not report it as missing."""
 
     __slots__ = ()
+
+
+def static_shape(value: Any) -> Optional[Tuple[int, ...]]:
+    """The shape of a parameter or candidate value (-1 where only known at run time), None if unknown."""
+    if isinstance(value, ParameterBase):
+        return value.shape
+    if isinstance(value, Tensor):
+        return tuple(value.trace_tensor.shape)
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape)
+    return None

@@ -12,7 +12,7 @@ import dataclasses
 import weakref
 from typing import Any, ClassVar, List, Optional, Tuple
 
-from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 from tripy_trace.ops.base import BaseTraceOp, intern_key
 from tripy_trace.tensor import TraceTensor
 
@@ -118,6 +118,15 @@ class PaddedStorage(ResultStorage):
     def to_numpy(self) -> Any:
         padded = self.padded
         return padded.to_numpy() if padded is not None else None
+
+
+def store_results(outputs: List[TraceTensor], buffers: List[Any]) -> None:
+    """Eager evaluation: each of `outputs` now holds its result buffer as stored data."""
+    for t, buf in zip(outputs, buffers):
+        shape = t.shape
+        if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
+            shape = tuple(buf.shape)
+        t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
 
 
 _weak = weakref.ref
