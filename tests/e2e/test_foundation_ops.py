@@ -89,6 +89,18 @@ def test_cast(eager_or_compiled, src, dst):
     assert np.array_equal(got.astype(np.float32), expected.astype(np.float32))
 
 
+@pytest.mark.parametrize("dst", [tp.float32, tp.float16, tp.bfloat16])
+def test_cast_from_bool_times_nan_and_inf_is_nan_where_false(eager_or_compiled, dst):
+    # XLA rewrites convert(pred) * y to select(pred, y, 0); NumPy's 0.0 * nan and 0.0 * inf are nan.
+    mask = np.array([[True, False, True], [False, False, True]])
+    wide = mask.astype(np.float32)
+    for scale in (float("nan"), float("inf")):
+        out = eager_or_compiled(lambda m: scale * tp.cast(m, dst), tp.Tensor(mask))
+        with np.errstate(invalid="ignore"):
+            expected = np.float32(scale) * wide
+        assert np.array_equal(np.asarray(out).astype(np.float32), expected, equal_nan=True)
+
+
 @pytest.mark.parametrize("shape,new", [((2, 3), (3, 2)), ((2, 3), (-1,)), ((2, 3, 4), (4, -1)), ((6,), (1, 2, 3, 1)),
                                        ((1,), ())])
 def test_reshape(eager_or_compiled, shape, new):
