@@ -72,6 +72,11 @@ class Layout:
 def annotate(module: Any, layouts: Sequence[Optional[Layout]], num_devices: int) -> None:
     """Mark `module` (an ``ir.Module``, changed in place) as one SPMD program over `num_devices` devices,
     its main function's arguments laid out as `layouts` (None: replicated)."""
+    with module.context:
+        _annotate(module, layouts, num_devices)
+
+
+def _annotate(module: Any, layouts: Sequence[Optional[Layout]], num_devices: int) -> None:
     i32 = ir.IntegerType.get_signless(32)
     module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_devices)
     module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)

@@ -13,6 +13,8 @@ from typing import Any, Sequence, Tuple
 
 from tripy_flatir.tensor import DYNAMIC
 from tripy_backend.ranges import Padded
+from tripy_backend import memory
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import PaddedStorage, ResultStorage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.tensor import Tensor
@@ -27,6 +29,17 @@ def store(outputs: Sequence[TraceTensor], buffers: Sequence[Any]) -> None:
         if DYNAMIC in shape:  # (reading a buffer's shape costs a microsecond; a static one is known)
             shape = tuple(buf.shape)
         t.producer = ResultStorage(t, buf, shape, t.dtype, t.device)
+
+
+def new_sharded_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:
+    """A sharded program's call: a new tensor holding `buffer`, which may span several devices."""
+    if not memory.is_sharded(buffer):
+        return new_tensor(buffer, shape, dtype, device, site)
+    tt = TraceTensor(None, site, shape, dtype, device)
+    tt.producer = ShardedStorage(tt, buffer, shape, dtype, device)
+    out = _new_tensor(Tensor)
+    out.trace_tensor = tt
+    return out  # type: ignore[no-any-return]
 
 
 def new_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:
