@@ -94,7 +94,8 @@ def result_types(module_bytes: bytes) -> Tuple[List[Tuple[int, ...]], List[Any]]
     """The static shapes and NumPy dtypes of a module's results (an SPMD program's results are assembled from
     per-device pieces into arrays of these shapes)."""
     with context():
-        fn = main_function(ir.Module.parse(module_bytes))
+        module = ir.Module.parse(module_bytes)  # (kept: its ops die with it)
+        fn = main_function(module)
         types = [ir.RankedTensorType(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results]
         by_name = {str(dt.mlir_type()): dt.numpy_dtype for dt in dtypes.ALL_DTYPES}
         return [tuple(t.shape) for t in types], [by_name[str(t.element_type)] for t in types]

@@ -115,6 +115,9 @@ class Executable:
         self._dimension_inputs = {i: info for i, info in enumerate(self._infos) if isinstance(info, DimensionInputInfo)}
         self._dtypes = tuple(info.dtype for info in self._infos)
         self._constants = list(constants)
+        if self._layouts is not None:  # (an SPMD program reads its baked-in data on every device of the mesh)
+            mesh = spmd.mesh_of(self._layouts)
+            self._constants = [spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names):])]
         self._constant_shapes = tuple(tuple(c.shape) for c in constants)
         self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
         self._returns_tuple = returns_tuple
@@ -401,7 +404,7 @@ def _call_sharded(exe: Executable, *args: Any, **kwargs: Any) -> Any:
         args = tuple(exe._bind(args, kwargs)) if kwargs or len(args) != exe._num_inputs else args
         layouts = exe._layouts
         assert layouts is not None
-        mesh = next(lay for lay in layouts if lay is not None and lay.num_devices > 1)
+        mesh = spmd.mesh_of(layouts)
         buffers = []
         for i, a in enumerate(args):
             exe._check_argument(i, a)

@@ -72,6 +72,11 @@ def check_device_count(layouts: Sequence[Optional[Layout]], device: Device, head
                             "tripy first runs anything, or compile the function again for this process's devices."])
 
 
+def mesh_of(layouts: Sequence[Optional[Layout]]) -> Layout:
+    """A layout of an SPMD program's arguments that is split over several devices (its mesh is the program's)."""
+    return next(lay for lay in layouts if lay is not None and lay.num_devices > 1)
+
+
 def _what(names: Sequence[str], i: int) -> str:
     return f"input '{names[i]}'" if i < len(names) else f"baked-in tensor {i - len(names)}"
 
