@@ -99,6 +99,8 @@ def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tu
         compilations += 1
     c = client(platform)
     compile_options = _compile_options(num_devices)
+    if num_devices > 1:  # XLA:CPU's classic runtime (jaxlib < 0.8) has no collectives: it aborts the process
+        options = [(k, v) for k, v in options if k != "xla_cpu_use_thunk_runtime"]
     compile_options.env_option_overrides = list(options)
     if hasattr(c, "compile_and_load"):
         return c.compile_and_load(module_bytes, jx.DeviceList(_program_devices(platform, index, num_devices)),
