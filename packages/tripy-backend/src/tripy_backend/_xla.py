@@ -6,6 +6,7 @@ through here, so a jax/jaxlib upgrade changes this file only.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import operator
 import threading
@@ -39,13 +40,54 @@ def _make_client(platform: str) -> Any:
     if platform == "cpu":
         import jaxlib._jax as jx
 
-        c = jx.get_tfrt_cpu_client(asynchronous=cpu_dispatch_is_async())
+        c = jx.get_tfrt_cpu_client(asynchronous=cpu_dispatch_is_async(), **_distributed)
     else:
         import jax.extend.backend as jax_backend
 
         c = jax_backend.get_backend(platform)
     _started.add(platform)
     return c
+
+
+# The CPU client's part in a multi-process program (``join_processes``); empty: a process of its own.
+_distributed: Dict[str, Any] = {}
+_coordination: List[Any] = []  # (the coordination service, in process 0, and this process's client: kept alive)
+
+
+def join_processes(coordinator: str, num_processes: int, process_id: int, host: str, timeout_s: int = 60) -> None:
+    """Make this process's CPU devices part of one platform with those of `num_processes` processes, through PJRT's
+    distributed runtime (the coordination service that ``jax.distributed`` uses, at `coordinator`, host:port;
+    process 0 runs it) with gloo's TCP collectives between the processes, which listen on `host`. Before the CPU
+    client starts."""
+    import jaxlib._jax as jx
+
+    with _client_lock:
+        if "cpu" in _clients:
+            raise RuntimeError("the CPU runtime has started already")
+        if process_id == 0:
+            _coordination.append(jx.get_distributed_runtime_service(coordinator, num_processes))
+        client = jx.get_distributed_runtime_client(coordinator, process_id, init_timeout=timeout_s)
+        client.connect()
+        _coordination.append(client)
+        atexit.register(_leave_processes)
+        _distributed.update(distributed_client=client, node_id=process_id, num_nodes=num_processes,
+                            collectives=jx.make_gloo_tcp_collectives(distributed_client=client, hostname=host))
+
+
+def _leave_processes() -> None:
+    """At exit: this process's client says it is done (a barrier: it waits for the others), then process 0 stops
+    the service. (A process that left without it makes the others' clients abort them.)"""
+    for part in reversed(_coordination):  # (the client first)
+        try:
+            part.shutdown()
+        except Exception:  # (the service is gone already: nothing to tell it)
+            pass
+    _coordination.clear()
+
+
+def process_index() -> int:
+    """This process's place among the processes of ``join_processes`` (0 in a process of its own)."""
+    return int(_distributed.get("node_id", 0))
 
 
 def cpu_dispatch_is_async() -> bool:
@@ -395,6 +437,11 @@ def has_layout(buffer: Any, platform: str, layout: Any) -> bool:
 def is_sharded(buffer: Any) -> bool:
     """Whether `buffer` spans several devices."""
     return len(buffer.sharding.device_set) > 1
+
+
+def is_local(buffer: Any) -> bool:
+    """Whether every piece of `buffer` is on this process's devices."""
+    return bool(buffer.is_fully_addressable)
 
 
 def sharded_result_handlers(executable: Any, platform: str, num_devices: int, shapes: Sequence[Tuple[int, ...]],

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException
 from tripy_flatir.sharding import Layout
 from tripy_backend import _xla
 from tripy_backend.devices import platform
@@ -28,8 +29,17 @@ def cpu_dlpack(buffer: Any) -> Any:
 
 
 def to_numpy(buffer: Any) -> np.ndarray:
-    """The buffer's data as a NumPy array (zero-copy on the CPU where possible)."""
-    return np.asarray(buffer)
+    """The buffer's data as a NumPy array (zero-copy on the CPU where possible; a buffer split across devices is
+    gathered)."""
+    try:
+        return np.asarray(buffer)
+    except Exception:
+        if _xla.is_sharded(buffer) and not _xla.is_local(buffer):
+            raise TripyException("This tensor is split across the devices of several processes, and this process "
+                                 "holds only its own pieces of it, so it cannot be read whole here. Make the program "
+                                 "return what each process needs whole (e.g. a reduction over the split dim), or "
+                                 "gather it in the program.") from None
+        raise
 
 
 
