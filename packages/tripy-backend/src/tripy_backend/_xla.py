@@ -402,6 +402,7 @@ def from_dlpack(capsule: Any) -> Any:
 
 
 # ---- sharded data (SPMD programs) ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
 def _mesh_sharding(platform: str, layout: Any) -> Any:
     """jax's description of `layout` (a ``tripy_flatir.sharding.Layout``) on the platform's devices; jax's array
     type (a buffer per device) and its gathering to the host need one. The device order is ``Layout.gspmd``'s."""
