@@ -51,6 +51,14 @@ dp = tp.compile(lambda a, m: a @ m, args=[tp.InputInfo((4, 8), tp.float32, shard
 xs = tp.shard(tp.Tensor(x), tp.Sharding(mesh, ("data", None)))
 for arg in (xs, tp.Tensor(x)):  # already split as the program reads it, and split at the call
     assert np.allclose(np.from_dlpack(dp(arg, tp.Tensor(w))), x @ w, rtol=1e-5, atol=1e-5)
+
+# A constraint on an intermediate tensor (tp.shard inside the compiled function): the only split in the program.
+def constrained(a, m):
+    y = tp.shard(tp.relu(a @ m), tp.Sharding(mesh, ("data", "model")))
+    return tp.sum(y, dim=1)
+exe = tp.compile(constrained, args=[tp.InputInfo((4, 8), tp.float32), tp.InputInfo((8, 4 * n), tp.float32)])
+assert 'custom_call @Sharding' in exe.stablehlo and "mhlo.num_partitions" in exe.stablehlo
+assert np.allclose(np.from_dlpack(exe(tp.Tensor(x), tp.Tensor(w))), np.maximum(x @ w, 0).sum(1), rtol=1e-5)
 print("ok")
 """
 

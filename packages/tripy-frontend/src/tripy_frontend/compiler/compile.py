@@ -14,7 +14,8 @@ from tripy_flatir.sharding import annotate
 from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
 from tripy_trace.pipeline import lower
-from tripy_trace.trace import Trace
+from tripy_trace.ops.sharding_constraint import ShardingConstraint
+from tripy_trace.trace import Trace, topological_order
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler import spmd
 from tripy_frontend.compiler.executable import Executable
@@ -108,7 +109,8 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
         stored = [t.producer for t in trace.inputs[len(inputs.placeholders):]]
-        layouts = spmd.program_layouts(inputs.names, inputs.infos, stored, where)
+        constraints = [op for op in topological_order(trace.outputs) if isinstance(op, ShardingConstraint)]
+        layouts = spmd.program_layouts(inputs.names, inputs.infos, stored, constraints, where)
         with progress.step("lowering to StableHLO"):
             _, module = lower(trace)
             if layouts is not None:  # one program for the whole mesh (XLA's SPMD partitioner splits it)

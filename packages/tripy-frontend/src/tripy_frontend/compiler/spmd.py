@@ -18,10 +18,11 @@ from tripy_frontend.compiler.input_info import InputInfo
 
 
 def program_layouts(names: Sequence[str], infos: Sequence[InputInfo], stored: Sequence[Any],
-                    where: Any) -> Optional[List[Optional[Layout]]]:
+                    constraints: Sequence[Any], where: Any) -> Optional[List[Optional[Layout]]]:
     """Each argument's layout (None: whole on every device), or None if nothing is split over several devices.
-    `stored`: the Storage ops of the baked-in data. Errors (at `where`) for inputs on different meshes, a dynamic
-    input of a sharded program, and a baked-in result of a sharded program (whose split is XLA's choice)."""
+    `stored`: the Storage ops of the baked-in data; `constraints`: the program's ShardingConstraint ops. Errors
+    (at `where`) for tensors on different meshes, a dynamic input of a sharded program, and a baked-in result of a
+    sharded program (whose split is XLA's choice)."""
     layouts: List[Optional[Layout]] = [info.layout for info in infos]
     origins: List[Any] = [None] * len(infos)
     for op in stored:
@@ -31,6 +32,9 @@ def program_layouts(names: Sequence[str], infos: Sequence[InputInfo], stored: Se
                         ["Pass it as a runtime input (tripy.InputInfo(..., sharding=...)), or split it with "
                          "tripy.shard first."], [op.outputs[0].stack_info])
         layouts.append(op.layout if isinstance(op, ShardedStorage) else None)
+        origins.append(op.outputs[0].stack_info)
+    for op in constraints:
+        layouts.append(op.layout)
         origins.append(op.outputs[0].stack_info)
     split = [(i, lay) for i, lay in enumerate(layouts) if lay is not None and lay.num_devices > 1]
     if not split:
@@ -46,7 +50,10 @@ def program_layouts(names: Sequence[str], infos: Sequence[InputInfo], stored: Se
         if not info.shape_bounds.is_static():
             raise_error(f"tripy.compile: input '{name}' has dynamic dims, but the program is sharded across devices.",
                         where, ["Sharded programs are compiled for one shape; give each dim a single size."])
-    return layouts
+    shapes = [info.shape_bounds.min for info in infos] + [tuple(op.shape) for op in stored]
+    # (every argument gets a layout on the mesh: those not split are whole on each device)
+    return [lay if lay is not None else Layout(mesh[0], mesh[1], (None,) * len(shape))
+            for lay, shape in zip(layouts, shapes)]
 
 
 def num_devices(layouts: Optional[Sequence[Optional[Layout]]]) -> int:
@@ -78,7 +85,7 @@ def mesh_of(layouts: Sequence[Optional[Layout]]) -> Layout:
 
 
 def _what(names: Sequence[str], i: int) -> str:
-    return f"input '{names[i]}'" if i < len(names) else f"baked-in tensor {i - len(names)}"
+    return f"input '{names[i]}'" if i < len(names) else f"tensor {i - len(names)} of the program"
 
 
 def _mesh_text(shape: Sequence[int], axis_names: Sequence[str]) -> str:

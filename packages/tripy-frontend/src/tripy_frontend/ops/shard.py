@@ -4,6 +4,7 @@ from tripy_backend import memory
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.sharded_storage import ShardedStorage
+from tripy_trace.ops.sharding_constraint import ShardingConstraint
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.export import RETURN, dtype_rules, public_api
@@ -22,8 +23,12 @@ def shard(input: Tensor, sharding: Sharding) -> Tensor:
     ``np.from_dlpack`` and ``tolist()`` gather the pieces; eager ops refuse a tensor split over several devices.
     On a mesh of one device the result is an ordinary tensor.
 
+    Inside a function being compiled, on a tensor computed from its inputs, it constrains the program instead:
+    that intermediate tensor is split so (XLA's partitioner moves data to make it so), e.g. to keep attention's
+    heads on the devices that hold their weights.
+
     Args:
-        input: The tensor (evaluated now; not one computed from a compiled function's inputs).
+        input: The tensor (evaluated now, unless it is computed from a compiled function's inputs).
         sharding: How to split it: a mesh axis (or None) for each dim.
 
     .. code-block:: python
@@ -33,12 +38,13 @@ def shard(input: Tensor, sharding: Sharding) -> Tensor:
         assert np.from_dlpack(w).shape == (4, 6)
     """
     where = _stack.capture()
-    if _depends_on_runtime_inputs(input):
-        raise_error("tripy.shard cannot split a tensor computed from the inputs of a function being compiled: it "
-                    "has no value yet.", where,
-                    ["Give the input its sharding in its tripy.InputInfo(..., sharding=...), and shard weights "
-                     "before tripy.compile."], [input.stack_info])
     shape = tuple(input.trace_tensor.shape)
+    if _depends_on_runtime_inputs(input):  # inside a function being compiled: a constraint on the program
+        if -1 in shape:
+            raise_error("tripy.shard: a tensor of a sharded program needs a static shape, but this one's is "
+                        f"{list(shape)}.", where, ["Sharded programs are compiled for one shape."], [input.stack_info])
+        layout = sharding.layout(shape, "tripy.shard", where)
+        return Tensor._from_op(ShardingConstraint, [input], layout=layout)  # type: ignore[no-any-return]
     if -1 in shape:
         shape = tuple(input._buffer().shape)
     layout = sharding.layout(shape, "tripy.shard", where)
