@@ -140,7 +140,7 @@ def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tu
     with _client_lock:
         compilations += 1
     c = client(platform)
-    compile_options = _compile_options(num_devices)
+    compile_options = _compile_options(platform, num_devices)
     if num_devices > 1:  # XLA:CPU's classic runtime (jaxlib < 0.8) has no collectives: it aborts the process
         options = [(k, v) for k, v in options if k != "xla_cpu_use_thunk_runtime"]
     compile_options.env_option_overrides = list(options)
@@ -150,7 +150,7 @@ def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tu
     return c.compile(module_bytes, compile_options)  # older jaxlib
 
 
-def _compile_options(num_devices: int) -> Any:
+def _compile_options(platform: str, num_devices: int) -> Any:
     """XLA's compile options; for an SPMD program, partitioned over `num_devices` devices (one replica)."""
     import jaxlib._jax as jx
 
@@ -162,7 +162,7 @@ def _compile_options(num_devices: int) -> Any:
         build.use_spmd_partitioning = True
         build.allow_spmd_sharding_propagation_to_output = [True]  # (results: as the partitioner finds them)
         compile_options.device_assignment = jx.DeviceAssignment.create(
-            np.array([[d.id for d in spmd_devices("cpu", num_devices)]]))
+            np.array([[d.id for d in spmd_devices(platform, num_devices)]]))
     return compile_options
 
 
@@ -368,7 +368,7 @@ def deserialize_executable(data: bytes, platform: str, index: int, num_devices: 
 
     c = client(platform)
     return c.deserialize_executable(data, jx.DeviceList(_program_devices(platform, index, num_devices)),
-                                    _compile_options(num_devices))
+                                    _compile_options(platform, num_devices))
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,6 +27,15 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
         process_id: This process's number, from 0 to ``num_processes - 1``.
         host: The address this process's collectives listen on (default: the coordinator's host, right when
             all the processes are on one machine).
+
+    .. code-block:: python
+
+        # Each process calls it first thing, e.g. tp.initialize_distributed("127.0.0.1:12345", 2, process_id)
+        # (examples/sharded_processes.py). Bad arguments are reported before anything starts:
+        try:
+            tp.initialize_distributed("127.0.0.1:12345", num_processes=2, process_id=2)
+        except tp.TripyException as e:
+            assert "process_id must be in [0, 2)" in str(e)
     """
     where = _stack.capture()
     if not 0 <= process_id < num_processes:
