@@ -115,7 +115,7 @@ class Sharding:
         self.mesh = mesh
         self.spec: Tuple[Optional[str], ...] = spec
 
-    def layout(self, shape: Sequence[int], what: str, where: Any) -> Layout:
+    def _layout(self, shape: Sequence[int], what: str, where: Any) -> Layout:
         """The backend's form of this sharding for a tensor of `shape`; an error at `where` (naming `what`) if the
         rank differs or a split dim does not divide evenly."""
         if len(shape) != len(self.spec):

@@ -114,7 +114,7 @@ class InputInfo:
         if not self.shape_bounds.is_static():
             raise_error(f"tripy.InputInfo: a sharded input needs a static shape, but {self} has dynamic dims.", where,
                         ["Sharded programs are compiled for one shape; give each dim a single size."])
-        return sharding.layout(self.shape_bounds.min, "tripy.InputInfo", where)
+        return sharding._layout(self.shape_bounds.min, "tripy.InputInfo", where)
 
     @property
     def rank(self) -> int:

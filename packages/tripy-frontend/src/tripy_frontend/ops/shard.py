@@ -43,11 +43,11 @@ def shard(input: Tensor, sharding: Sharding) -> Tensor:
         if -1 in shape:
             raise_error("tripy.shard: a tensor of a sharded program needs a static shape, but this one's is "
                         f"{list(shape)}.", where, ["Sharded programs are compiled for one shape."], [input.stack_info])
-        layout = sharding.layout(shape, "tripy.shard", where)
+        layout = sharding._layout(shape, "tripy.shard", where)
         return Tensor._from_op(ShardingConstraint, [input], layout=layout)  # type: ignore[no-any-return]
     if -1 in shape:
         shape = tuple(input._buffer().shape)
-    layout = sharding.layout(shape, "tripy.shard", where)
+    layout = sharding._layout(shape, "tripy.shard", where)
     data = np.array(memory.to_numpy(input._buffer()), copy=True)
     device = input.trace_tensor.device
     if layout.num_devices == 1:
