@@ -35,6 +35,9 @@ GROUPS: List[Tuple[str, str, str, List[str]]] = [
       "InstanceNorm", "LayerNorm"]),
     ("compile", "Compiling and executables", "Ahead-of-time compilation; see :doc:`/guides/eager_and_compiled`.",
      ["compile", "Executable", "InputInfo", "DimensionInputInfo", "NamedDimension", "Bounds", "Stream", "default_stream"]),
+    ("sharding", "Sharding across devices", "Meshes of devices, how tensors are split over them, and several "
+     "processes as one platform; see :doc:`/guides/sharding`.",
+     ["Mesh", "Sharding", "shard", "initialize_distributed"]),
     ("dtypes_devices", "Data types and devices", "Each data type exists once; compare with ``==`` or ``is``.",
      ["dtype", "bool", "bfloat16", "float16", "float32", "float8", "int4", "int8", "int32", "int64", "integer", "floating", "device"]),
     ("logging", "Logging and errors", "IR dumps and diagnostics by topic, and the exception tripy raises; "

@@ -83,11 +83,12 @@ def cache_length(prompt_len: int, max_new_tokens: int, block_size: int) -> int:
     return min(block_size, -(-(prompt_len + max_new_tokens - 1) // 64) * 64)
 
 
-def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1) -> Tuple[tp.Executable, tp.Executable]:
+def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1,
+                        cache_sharding: Optional[tp.Sharding] = None) -> Tuple[tp.Executable, tp.Executable]:
     """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], *cache)`` and
     ``decode(token [B, 1], pos [1], *cache) -> (next token [B, 1], *cache)`` (greedy; all int32 but the
     float cache, the ``2 * n_layer`` tensors of ``model.cache_shapes(batch, cache_len)``). Static shapes:
-    each compiles once, here."""
+    each compiles once, here. `cache_sharding`: how the cache is split across devices (``tensor_parallel.py``)."""
 
     def greedy(logits: tp.Tensor) -> tp.Tensor:
         return tp.unsqueeze(tp.argmax(logits, dim=-1), 1)
@@ -100,7 +101,8 @@ def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int 
         logits, new_cache = model.decode(token, pos, cache)
         return (greedy(logits), *new_cache)
 
-    cache = [tp.InputInfo(shape, model.config.dtype) for shape in model.cache_shapes(batch, cache_len)]
+    cache = [tp.InputInfo(shape, model.config.dtype, sharding=cache_sharding)
+             for shape in model.cache_shapes(batch, cache_len)]
     position = tp.InputInfo((1,), tp.int32)
     return (tp.compile(prefill, args=[tp.InputInfo((batch, prompt_len), tp.int32), position]),
             tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, *cache]))

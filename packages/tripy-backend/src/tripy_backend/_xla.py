@@ -6,6 +6,7 @@ through here, so a jax/jaxlib upgrade changes this file only.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import operator
 import threading
@@ -39,13 +40,54 @@ def _make_client(platform: str) -> Any:
     if platform == "cpu":
         import jaxlib._jax as jx
 
-        c = jx.get_tfrt_cpu_client(asynchronous=cpu_dispatch_is_async())
+        c = jx.get_tfrt_cpu_client(asynchronous=cpu_dispatch_is_async(), **_distributed)
     else:
         import jax.extend.backend as jax_backend
 
         c = jax_backend.get_backend(platform)
     _started.add(platform)
     return c
+
+
+# The CPU client's part in a multi-process program (``join_processes``); empty: a process of its own.
+_distributed: Dict[str, Any] = {}
+_coordination: List[Any] = []  # (the coordination service, in process 0, and this process's client: kept alive)
+
+
+def join_processes(coordinator: str, num_processes: int, process_id: int, host: str, timeout_s: int = 60) -> None:
+    """Make this process's CPU devices part of one platform with those of `num_processes` processes, through PJRT's
+    distributed runtime (the coordination service that ``jax.distributed`` uses, at `coordinator`, host:port;
+    process 0 runs it) with gloo's TCP collectives between the processes, which listen on `host`. Before the CPU
+    client starts."""
+    import jaxlib._jax as jx
+
+    with _client_lock:
+        if "cpu" in _clients:
+            raise RuntimeError("the CPU runtime has started already")
+        if process_id == 0:
+            _coordination.append(jx.get_distributed_runtime_service(coordinator, num_processes))
+        client = jx.get_distributed_runtime_client(coordinator, process_id, init_timeout=timeout_s)
+        client.connect()
+        _coordination.append(client)
+        atexit.register(_leave_processes)
+        _distributed.update(distributed_client=client, node_id=process_id, num_nodes=num_processes,
+                            collectives=jx.make_gloo_tcp_collectives(distributed_client=client, hostname=host))
+
+
+def _leave_processes() -> None:
+    """At exit: this process's client says it is done (a barrier: it waits for the others), then process 0 stops
+    the service. (A process that left without it makes the others' clients abort them.)"""
+    for part in reversed(_coordination):  # (the client first)
+        try:
+            part.shutdown()
+        except Exception:  # (the service is gone already: nothing to tell it)
+            pass
+    _coordination.clear()
+
+
+def process_index() -> int:
+    """This process's place among the processes of ``join_processes`` (0 in a process of its own)."""
+    return int(_distributed.get("node_id", 0))
 
 
 def cpu_dispatch_is_async() -> bool:
@@ -87,20 +129,56 @@ def compilation_count() -> int:
     return compilations
 
 
-def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = ()) -> Any:
+def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = (),
+            num_devices: int = 1) -> Any:
     """Compile a (statically shaped) StableHLO module with XLA `options` (``cpu_plan.prepare`` gives both);
-    returns a loaded executable."""
+    returns a loaded executable. `num_devices` > 1: an SPMD program (``tripy_flatir.sharding.annotate``)
+    partitioned over the platform's first `num_devices` devices (``spmd_devices``)."""
     import jaxlib._jax as jx
 
     global compilations
     with _client_lock:
         compilations += 1
     c = client(platform)
-    compile_options = jx.CompileOptions()
+    compile_options = _compile_options(platform, num_devices)
+    if num_devices > 1:  # XLA:CPU's classic runtime (jaxlib < 0.8) has no collectives: it aborts the process
+        options = [(k, v) for k, v in options if k != "xla_cpu_use_thunk_runtime"]
     compile_options.env_option_overrides = list(options)
     if hasattr(c, "compile_and_load"):
-        return c.compile_and_load(module_bytes, jx.DeviceList((device_handle(platform, index),)), compile_options)
+        return c.compile_and_load(module_bytes, jx.DeviceList(_program_devices(platform, index, num_devices)),
+                                  compile_options)
     return c.compile(module_bytes, compile_options)  # older jaxlib
+
+
+def _compile_options(platform: str, num_devices: int) -> Any:
+    """XLA's compile options; for an SPMD program, partitioned over `num_devices` devices (one replica)."""
+    import jaxlib._jax as jx
+
+    compile_options = jx.CompileOptions()
+    if num_devices > 1:
+        compile_options.num_replicas = 1
+        compile_options.num_partitions = num_devices
+        build = compile_options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.allow_spmd_sharding_propagation_to_output = [True]  # (results: as the partitioner finds them)
+        compile_options.device_assignment = jx.DeviceAssignment.create(
+            np.array([[d.id for d in spmd_devices(platform, num_devices)]]))
+    return compile_options
+
+
+def _program_devices(platform: str, index: int, num_devices: int) -> Tuple[Any, ...]:
+    return tuple(spmd_devices(platform, num_devices)) if num_devices > 1 else (device_handle(platform, index),)
+
+
+def device_count(platform: str = "cpu") -> int:
+    """How many devices the platform has, in all processes (``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+    gives the CPU N)."""
+    return len(client(platform).devices())
+
+
+def spmd_devices(platform: str, num_devices: int) -> List[Any]:
+    """The devices an SPMD program over `num_devices` runs on: the platform's first, by id (in every process)."""
+    return sorted(client(platform).devices(), key=lambda d: d.id)[:num_devices]
 
 
 @functools.lru_cache(maxsize=None)
@@ -239,12 +317,14 @@ class Launcher:
 
     __slots__ = ("executable", "_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
 
-    def __init__(self, executable: Any, on_error: Callable[[Exception], Exception]) -> None:
+    def __init__(self, executable: Any, on_error: Callable[[Exception], Exception],
+                 handlers: Sequence[Any] = (), out_shapes: Sequence[Tuple[int, ...]] = ()) -> None:
+        """`handlers` and `out_shapes`: known in advance (an SPMD program's, see ``sharded_result_handlers``)."""
         self.executable = executable  # (the compiled program, for serialize_executable)
         self._execute = executable.execute_sharded
-        self._handlers: List[Any] = []
-        self._finish: Any = None
-        self.out_shapes: Tuple[Tuple[int, ...], ...] = ()  # known after the first run
+        self._handlers: List[Any] = list(handlers)
+        self._finish: Any = operator.methodcaller("consume_with_handlers", self._handlers) if handlers else None
+        self.out_shapes: Tuple[Tuple[int, ...], ...] = tuple(out_shapes)  # known after the first run
         self.error_types = runtime_error_types()
         self.on_error = on_error
 
@@ -283,11 +363,12 @@ def serialize_executable(executable: Any, platform: str) -> bytes:
     return bytes(client(platform).serialize_executable(executable))
 
 
-def deserialize_executable(data: bytes, platform: str, index: int) -> Any:
+def deserialize_executable(data: bytes, platform: str, index: int, num_devices: int = 1) -> Any:
     import jaxlib._jax as jx
 
     c = client(platform)
-    return c.deserialize_executable(data, jx.DeviceList((device_handle(platform, index),)), jx.CompileOptions())
+    return c.deserialize_executable(data, jx.DeviceList(_program_devices(platform, index, num_devices)),
+                                    _compile_options(platform, num_devices))
 
 
 @functools.lru_cache(maxsize=None)
@@ -318,3 +399,67 @@ def from_dlpack(capsule: Any) -> Any:
     import jaxlib._jax as jx
 
     return jx.dlpack_managed_tensor_to_buffer(capsule, device_handle("cpu", 0), None)
+
+
+# ---- sharded data (SPMD programs) ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _mesh_sharding(platform: str, layout: Any) -> Any:
+    """jax's description of `layout` (a ``tripy_flatir.sharding.Layout``) on the platform's devices; jax's array
+    type (a buffer per device) and its gathering to the host need one. The device order is ``Layout.gspmd``'s."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    devices = np.array(spmd_devices(platform, layout.num_devices), dtype=object).reshape(layout.mesh_shape)
+    return NamedSharding(Mesh(devices, layout.axis_names), PartitionSpec(*layout.spec))
+
+
+def put_sharded(array: np.ndarray, platform: str, layout: Any) -> Any:
+    """A copy of `array` split over devices as `layout` says: one buffer per device of this process."""
+    import jaxlib._jax as jx
+
+    sharding = _mesh_sharding(platform, layout)
+    where = sharding.addressable_devices_indices_map(array.shape)
+    devices = list(where)
+    shards = [np.array(array[where[d]], copy=True) for d in devices]  # (copies: the user may write to array)
+    aval = _aval(array.shape, array.dtype)
+    if hasattr(client(platform), "buffer_from_pyval"):  # jaxlib 0.6
+        return jx.batched_device_put(aval, sharding, shards, devices, True, False)
+    return jx.batched_device_put(aval, sharding, shards, devices, True, False,
+                                 jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+
+
+def has_layout(buffer: Any, platform: str, layout: Any) -> bool:
+    """Whether `buffer` is split over the devices exactly as `layout` says (so a program can take it as is)."""
+    try:
+        return bool(buffer.sharding.is_equivalent_to(_mesh_sharding(platform, layout), len(buffer.shape)))
+    except Exception:  # (a buffer of another kind)
+        return False
+
+
+def is_sharded(buffer: Any) -> bool:
+    """Whether `buffer` spans several devices."""
+    return len(buffer.sharding.device_set) > 1
+
+
+def is_local(buffer: Any) -> bool:
+    """Whether every piece of `buffer` is on this process's devices."""
+    return bool(buffer.is_fully_addressable)
+
+
+def sharded_result_handlers(executable: Any, platform: str, num_devices: int, shapes: Sequence[Tuple[int, ...]],
+                            dtypes: Sequence[Any]) -> List[Any]:
+    """C++ handlers that assemble an SPMD program's per-device results into arrays of the global `shapes`,
+    split as the partitioner chose (``get_output_shardings``)."""
+    import jax.core
+    import jaxlib._jax as jx
+    from jax._src.lib import xla_client as xc
+
+    devices = spmd_devices(platform, num_devices)
+    handlers = []
+    for op_sharding, shape, dtype in zip(executable.get_output_shardings(), shapes, dtypes):
+        sharding = xc.GSPMDSharding(devices, op_sharding)
+        aval = jax.core.ShapedArray(tuple(shape), dtype)
+        try:
+            handlers.append(jx.array_result_handler(aval, sharding, True, True))
+        except TypeError:  # jaxlib >= 0.12 dropped _skip_checks
+            handlers.append(jx.array_result_handler(aval, sharding, True))
+    return handlers

@@ -116,3 +116,8 @@ def configure_tensorrt(builder_optimization_level: int = 3, extra_flags: str = "
         raise TripyException("configure_tensorrt() must be called before the first GPU program is compiled.")
     flags = f"--tensorrt-builder-opt-level={builder_optimization_level}"
     os.environ["MLIR_TRT_FLAGS"] = f"{flags} {extra_flags}".strip()
+
+
+def join_processes(coordinator: str, num_processes: int, process_id: int, host: str) -> None:
+    """This process's CPU devices join those of the other processes (see ``_xla.join_processes``)."""
+    _xla.join_processes(coordinator, num_processes, process_id, host)

@@ -158,19 +158,19 @@ def clear() -> None:
         DiskCache(root).clear()
 
 
-def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3) -> Any:
+def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3, num_devices: int = 1) -> Any:
     """Compile as ``cpu_plan`` prepares the module, through the persistent cache when it is on (see the module
-    docstring)."""
+    docstring). `num_devices` > 1: an SPMD program over that many devices (see ``_xla.compile``)."""
     module_bytes, options = cpu_plan.prepare(module_bytes, platform, optimization_level)
     root = directory()
     if not root:
-        return _xla.compile(module_bytes, platform, index, options)
+        return _xla.compile(module_bytes, platform, index, options, num_devices)
     cache = DiskCache(root)
     key = program_key(module_bytes, f"{cpu_plan.fingerprint(platform, index, optimization_level)};{options}")
     payload = cache.load(key)
     if payload is not None:
         try:
-            exe = _xla.deserialize_executable(payload, platform, index)
+            exe = _xla.deserialize_executable(payload, platform, index, num_devices)
             stats.hits += 1
             logger.log(f"disk cache hit: {key[:16]}", "cache")
             return exe
@@ -178,7 +178,7 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
             stats.bad_entries += 1
             logger.log(f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling", "cache")
     stats.misses += 1
-    exe = _xla.compile(module_bytes, platform, index, options)
+    exe = _xla.compile(module_bytes, platform, index, options, num_devices)
     try:
         data = _xla.serialize_executable(exe, platform)
     except Exception as e:  # some programs/runtimes cannot be serialized: just do not cache them

@@ -9,6 +9,8 @@ from typing import Any, Optional
 import numpy as np
 
 from tripy_flatir.device import device as Device
+from tripy_flatir.exceptions import TripyException
+from tripy_flatir.sharding import Layout
 from tripy_backend import _xla
 from tripy_backend.devices import platform
 
@@ -27,8 +29,17 @@ def cpu_dlpack(buffer: Any) -> Any:
 
 
 def to_numpy(buffer: Any) -> np.ndarray:
-    """The buffer's data as a NumPy array (zero-copy on the CPU where possible)."""
-    return np.asarray(buffer)
+    """The buffer's data as a NumPy array (zero-copy on the CPU where possible; a buffer split across devices is
+    gathered)."""
+    try:
+        return np.asarray(buffer)
+    except Exception:
+        if _xla.is_sharded(buffer) and not _xla.is_local(buffer):
+            raise TripyException("This tensor is split across the devices of several processes, and this process "
+                                 "holds only its own pieces of it, so it cannot be read whole here. Make the program "
+                                 "return what each process needs whole (e.g. a reduction over the split dim), or "
+                                 "gather it in the program.") from None
+        raise
 
 
 
@@ -62,3 +73,24 @@ def _malloc_trim() -> Optional[Any]:
         return ctypes.CDLL(None).malloc_trim
     except (AttributeError, OSError):
         return None
+
+
+def to_devices(array: np.ndarray, layout: Layout, device: Device) -> Any:
+    """Copy host data into buffers on several devices, split as `layout` says (a ``tripy_flatir.sharding.Layout``
+    over the first devices of `device`'s platform)."""
+    return _xla.put_sharded(np.asarray(array), platform(device), layout)
+
+
+def has_layout(buffer: Any, layout: Layout, device: Device) -> bool:
+    """Whether `buffer` is split over devices exactly as `layout` says."""
+    return _xla.has_layout(buffer, platform(device), layout)
+
+
+def is_sharded(buffer: Any) -> bool:
+    """Whether `buffer` spans several devices (``to_numpy`` gathers it)."""
+    return _xla.is_sharded(buffer)
+
+
+def device_count(device: Device) -> int:
+    """How many devices `device`'s platform has (in all processes)."""
+    return _xla.device_count(platform(device))

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from tripy_flatir import locations
+from tripy_flatir import locations, sharding
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
@@ -61,8 +61,10 @@ class Program:
     MAX_SPECIALIZATIONS = 64
 
     def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None) -> None:
+                 optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
+                 num_devices: int = 1) -> None:
         self.name = name
+        self.num_devices = num_devices  # > 1: an SPMD program (static shapes only), one part per device
         self.module_bytes = module_bytes
         self.optimization_level = optimization_level
         self.input_shapes = [tuple(s) for s in input_shapes]
@@ -81,7 +83,7 @@ class Program:
             exe = self._load(code) if code is not None else None
             if exe is None:
                 exe = self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}")
-            self._static = self._launchers[()] = _xla.Launcher(exe, self._runtime_error)
+            self._static = self._launchers[()] = self._new_launcher(exe)
         elif self._saved is not None:
             for shapes, data in self._saved.specializations:
                 exe = self._load(data)
@@ -118,6 +120,13 @@ class Program:
                 pass
         return launcher
 
+    def _new_launcher(self, exe: Any) -> "_xla.Launcher":
+        if self.num_devices == 1:
+            return _xla.Launcher(exe, self._runtime_error)
+        shapes, dtypes = sharding.result_types(self.module_bytes)
+        handlers = _xla.sharded_result_handlers(exe, platform(self.device), self.num_devices, shapes, dtypes)
+        return _xla.Launcher(exe, self._runtime_error, handlers, shapes)
+
     @property
     def num_specializations(self) -> int:
         return len(self._launchers)
@@ -130,7 +139,7 @@ class Program:
             progress.step_started(f"compiling ({why})")
             try:
                 exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain if off
-                                         optimization_level=self.optimization_level)
+                                         optimization_level=self.optimization_level, num_devices=self.num_devices)
             except Exception as e:  # compiler errors: mapped to user code through the ops' locations
                 raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
             progress.step_done()
@@ -220,7 +229,7 @@ class Program:
     def _load(self, data: bytes) -> Any:
         """A compiled program from saved bytes; None (after a warning, once) if they do not load."""
         try:
-            return _xla.deserialize_executable(data, platform(self.device), self.device.index)
+            return _xla.deserialize_executable(data, platform(self.device), self.device.index, self.num_devices)
         except Exception as e:
             self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
             return None

@@ -14,6 +14,7 @@ from tripy_backend.devices import compiler_name
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_trace.ops.constant import Scalar
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import Storage, store_results
 from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
@@ -70,6 +71,8 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     for t in trace.inputs:
         if not isinstance(t.producer, (Storage, Scalar)):  # a runtime input of tp.compile: no value while tracing
             _cannot_evaluate_traced(t)
+        if isinstance(t.producer, ShardedStorage):
+            _cannot_evaluate_sharded(t)
     if cached is not None:
         lower(trace)  # show the IR even when the compiled program is reused
         logger.log("program cache hit", "cache")
@@ -81,6 +84,17 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     PROGRAM_CACHE.put(key, program)
     logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return program
+
+
+def _cannot_evaluate_sharded(t: Any) -> NoReturn:
+    from tripy_flatir import stack_info
+    from tripy_flatir.exceptions import raise_error
+
+    raise_error("Eager ops run on one device, but this tensor is split across several devices (tripy.shard or a "
+                "sharded program's result).", stack_info.capture(),
+                ["Compute with it in a function compiled with tripy.compile, which runs one program on the whole mesh.",
+                 "Or gather it first: tp.Tensor(np.from_dlpack(t)) is an ordinary tensor on one device."],
+                [t.stack_info])
 
 
 def _cannot_evaluate_traced(placeholder: Any) -> NoReturn:

@@ -12,11 +12,24 @@ from __future__ import annotations
 from typing import Any, Tuple
 
 from tripy_backend.ranges import Padded
+from tripy_backend import memory
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import PaddedStorage, ResultStorage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.tensor import Tensor
 
 _new_tensor = object.__new__
+
+
+def new_sharded_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:
+    """A sharded program's call: a new tensor holding `buffer`, which may span several devices."""
+    if not memory.is_sharded(buffer):
+        return new_tensor(buffer, shape, dtype, device, site)
+    tt = TraceTensor(None, site, shape, dtype, device)
+    tt.producer = ShardedStorage(tt, buffer, shape, dtype, device)
+    out = _new_tensor(Tensor)
+    out.trace_tensor = tt
+    return out  # type: ignore[no-any-return]
 
 
 def new_tensor(buffer: Any, shape: Tuple[int, ...], dtype: Any, device: Any, site: Any) -> Tensor:

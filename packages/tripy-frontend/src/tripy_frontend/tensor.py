@@ -16,6 +16,7 @@ from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import PaddedStorage, Storage
 from tripy_trace.tensor import TraceTensor
 from tripy_frontend.compiler.tracing import traced_function
@@ -217,6 +218,9 @@ class Tensor:
                    copy: Any = None) -> Any:
         try:  # (an API boundary itself, like eval: np.from_dlpack(t) is how eager results are read)
             buffer = self._buffer()
+            if self.trace_tensor.producer.__class__ is ShardedStorage:  # (split across devices: gathered)
+                return self._numpy().__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device,
+                                                copy=copy)
             if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
                 capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
                 if capsule is not None:

@@ -28,6 +28,7 @@ from tripy_frontend.compiler.named_dimension import NamedDimension as NamedDimen
 from tripy_frontend.compiler.stream import Stream as Stream, default_stream as default_stream
 from tripy_frontend.device import device as device
 from tripy_frontend.dimension_size import DimensionSize as DimensionSize
+from tripy_frontend.distributed import initialize_distributed as initialize_distributed
 from tripy_frontend.nn.batchnorm import BatchNorm as BatchNorm
 from tripy_frontend.nn.conv import Conv as Conv
 from tripy_frontend.nn.conv_transpose import ConvTranspose as ConvTranspose
@@ -81,6 +82,7 @@ from tripy_frontend.ops.repeat import repeat as repeat
 from tripy_frontend.ops.reshape import reshape as reshape
 from tripy_frontend.ops.resize import resize as resize
 from tripy_frontend.ops.rsqrt import rsqrt as rsqrt
+from tripy_frontend.ops.shard import shard as shard
 from tripy_frontend.ops.sigmoid import sigmoid as sigmoid
 from tripy_frontend.ops.silu import silu as silu
 from tripy_frontend.ops.sin import sin as sin
@@ -99,6 +101,7 @@ from tripy_frontend.ops.unsqueeze import unsqueeze as unsqueeze
 from tripy_frontend.ops.var import var as var
 from tripy_frontend.ops.where import where as where
 from tripy_frontend.ops.zeros import zeros as zeros, zeros_like as zeros_like
+from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
 

@@ -31,13 +31,14 @@ import math
 import os
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tripy_backend import SavedCode
 from tripy_flatir import dtypes
+from tripy_flatir.sharding import Layout
 from tripy_frontend.compiler.dimension_input_info import input_info_from_json
 from tripy_frontend.compiler.input_info import InputInfo, dtype_from_name
 
@@ -65,6 +66,7 @@ class Contents:
     constants: List[np.ndarray]
     optimization_level: int = 3
     compiled: Optional[SavedCode] = None  # the compiled programs, for one compiler and host
+    constant_layouts: List[Optional[Layout]] = field(default_factory=list)  # each constant's split (SPMD programs)
 
 
 def _sha256(data: bytes) -> str:
@@ -83,6 +85,9 @@ def write(path: str, contents: Contents, producer: str) -> None:
         assert dt is not None
         constants_meta.append({"member": member, "dtype": dt.name, "shape": list(array.shape), "size": len(data),
                                "sha256": _sha256(data)})
+        layout = contents.constant_layouts[i] if i < len(contents.constant_layouts) else None
+        if layout is not None:
+            constants_meta[-1]["sharding"] = layout.to_json()
     header = {
         "magic": MAGIC,
         "format_version": FORMAT_VERSION,
@@ -155,6 +160,7 @@ def _contents(archive: zipfile.ZipFile) -> Contents:
 
     program = member(header["program"], "the program")
     constants = []
+    layouts: List[Optional[Layout]] = []
     for i, meta in enumerate(header["constants"]):
         data = member(meta, f"constant {i}")
         dt = dtype_from_name(meta["dtype"])
@@ -164,13 +170,15 @@ def _contents(archive: zipfile.ZipFile) -> Contents:
             raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
                               f"{list(shape)}")
         constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
+        layouts.append(Layout.from_json(meta["sharding"]) if "sharding" in meta else None)
     compiled = _read_compiled(header["compiled"], member) if "compiled" in header else None
     inputs = header["inputs"]
     return Contents(names=[i["name"] for i in inputs], infos=[input_info_from_json(i) for i in inputs],
                     outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
                     returns_tuple=header["returns_tuple"], device=header["device"], program=program,
                     stablehlo_version=header["stablehlo_version"], constants=constants,
-                    optimization_level=header.get("optimization_level", 3), compiled=compiled)
+                    optimization_level=header.get("optimization_level", 3), compiled=compiled,
+                    constant_layouts=layouts)
 
 
 def _compiled_header(code: SavedCode, members: Dict[str, bytes]) -> Dict[str, Any]:

@@ -10,11 +10,14 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.logging import logger
+from tripy_flatir.sharding import annotate
 from tripy_trace.ops.placeholder import Placeholder
 from tripy_trace.ops.storage import Storage
 from tripy_trace.pipeline import lower
-from tripy_trace.trace import Trace
+from tripy_trace.ops.sharding_constraint import ShardingConstraint
+from tripy_trace.trace import Trace, topological_order
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
+from tripy_frontend.compiler import spmd
 from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
@@ -105,13 +108,19 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         with progress.step("evaluating what depends on baked-in data only"):
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
+        stored = [t.producer for t in trace.inputs[len(inputs.placeholders):]]
+        constraints = [op for op in topological_order(trace.outputs) if isinstance(op, ShardingConstraint)]
+        layouts = spmd.program_layouts(inputs.names, inputs.infos, stored, constraints, where)
         with progress.step("lowering to StableHLO"):
             _, module = lower(trace)
-        constants = [t.producer.data for t in trace.inputs[len(inputs.placeholders):]]  # type: ignore[union-attr]
+            if layouts is not None:  # one program for the whole mesh (XLA's SPMD partitioner splits it)
+                annotate(module, layouts, spmd.num_devices(layouts))
+        constants = [op.data for op in stored]  # type: ignore[union-attr]
         out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
         with progress.step("compiling"):
             return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
-                                      returns_tuple, device, optimization_level, f"tripy.compile({fname})")
+                                      returns_tuple, device, optimization_level, f"tripy.compile({fname})",
+                                      layouts=layouts)
 
 
 def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],

@@ -72,6 +72,7 @@ class DimensionInputInfo(InputInfo):
         self.shape_bounds = Bounds((lo, 0), (opt, 0), (hi, 0))
         self.dimension_names: Dict[int, str] = {}
         self.dtype: dtypes.dtype = CARRIER_DTYPE
+        self.sharding, self.layout = None, None  # (a shape value is on every device)
 
     @property
     def value_bounds(self) -> Bounds:
@@ -114,6 +115,7 @@ class DimensionInputInfo(InputInfo):
         info.shape_bounds = Bounds((values[0], 0), (values[1], 0), (values[2], 0))
         info.dimension_names = {}
         info.dtype = CARRIER_DTYPE
+        info.sharding, info.layout = None, None
         return info
 
     # ---- the executable's side ----------------------------------------------------------------------------

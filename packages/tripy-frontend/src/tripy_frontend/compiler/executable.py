@@ -9,11 +9,12 @@ once when the executable is made; a call does a few comparisons per input and on
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import operator
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from tripy_backend import Program, memory
 from tripy_backend import compile as backend_compile
@@ -22,8 +23,10 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
+from tripy_flatir.sharding import Layout
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_frontend import results
-from tripy_frontend.compiler import artifact
+from tripy_frontend.compiler import artifact, spmd
 from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
@@ -31,6 +34,7 @@ from tripy_frontend.compiler.input_info import InputInfo, range_dims
 from tripy_frontend.export import public_api
 from tripy_frontend.dimension_size import DimensionSize
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.tracebacks import strip_tripy_frames
 
 # Shape signatures remembered per executable (the backend keeps as many compiled specializations).
 _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
@@ -78,6 +82,7 @@ class Executable:
     _outputs: Tuple[Tuple[dtypes.dtype, Tuple[int, ...]], ...]  # dtype, shape with -1 for dynamic dims
     _returns_tuple: bool
     _device: Device
+    _layouts: Optional[List[Optional[Layout]]]  # each argument's split across devices (an SPMD program), or None
     # Named dims checked at run time: (name, ((input, dim), ...)) for groups of 2+ dims not all static.
     _named: Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]
     # Input-shape signatures already validated, each with its launcher and output shapes. A call whose
@@ -93,12 +98,16 @@ class Executable:
     @classmethod
     def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
                 outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
-                optimization_level: int, what: str = "program", saved: Any = None) -> "Executable":
+                optimization_level: int, what: str = "program", saved: Any = None,
+                layouts: Optional[Sequence[Optional[Layout]]] = None) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
-        `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``)."""
+        `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
+        split across devices, for an SPMD program (``compiler/spmd.py``)."""
         self = cls.__new__(cls)
-        self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved)
+        self._layouts = list(layouts) if layouts is not None else None
+        self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
+                                       spmd.num_devices(layouts))
         self._module_bytes = module_bytes
         self._names = tuple(names)
         self._infos = tuple(infos)
@@ -106,6 +115,9 @@ class Executable:
         self._dimension_inputs = {i: info for i, info in enumerate(self._infos) if isinstance(info, DimensionInputInfo)}
         self._dtypes = tuple(info.dtype for info in self._infos)
         self._constants = list(constants)
+        if self._layouts is not None:  # (an SPMD program reads its baked-in data on every device of the mesh)
+            mesh = spmd.mesh_of(self._layouts)
+            self._constants = [spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names):])]
         self._constant_shapes = tuple(tuple(c.shape) for c in constants)
         self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
         self._returns_tuple = returns_tuple
@@ -118,13 +130,16 @@ class Executable:
                             if len(dims) > 1 and not all(self._infos[i].shape_bounds.min[d] ==
                                                          self._infos[i].shape_bounds.max[d] for i, d in dims))
         self._runs = {}
-        if self._program.ranges is not None and not self._dimension_inputs:
+        if self._layouts is not None:  # (an SPMD program: arguments are placed on the mesh at each call)
+            self._call = functools.partial(_call_sharded, self)
+        elif self._program.ranges is not None and not self._dimension_inputs:
             # The exact buckets' shapes are in range by construction: their first calls take the fast path too.
             for shapes, launch in self._program.ranges.ready_launchers()[:_MAX_SIGNATURES]:
                 execute, finish = launch.steps()
                 self._runs[shapes[:self._num_inputs]] = (execute, finish, launch.out_shapes, launch)
-        self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
-                                    device, self._runs, self._call_slow)
+        if self._layouts is None:
+            self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
+                                        device, self._runs, self._call_slow)
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
                   for n, info in zip(self._names, self._infos)]
@@ -158,7 +173,10 @@ class Executable:
             self._check_argument(i, a)
             a.eval()
             producer = a.trace_tensor.producer
-            buffers.append(producer.data)
+            if producer.__class__ is ShardedStorage:  # (a one-device program: gathered onto its device)
+                buffers.append(memory.to_device(memory.to_numpy(producer.data), self._device))
+            else:
+                buffers.append(producer.data)
             shapes.append(tuple(a.trace_tensor.shape))
         if self._named:
             self._check_named_dims(shapes)
@@ -316,8 +334,9 @@ class Executable:
         contents = artifact.Contents(
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
-            constants=[memory.to_numpy(c) for c in self._constants],
-            optimization_level=self._program.optimization_level, compiled=compiled)
+            constants=[memory.to_numpy(c) for c in self._constants],  # (sharded ones gathered)
+            optimization_level=self._program.optimization_level, compiled=compiled,
+            constant_layouts=self._layouts[self._num_inputs:] if self._layouts is not None else [])
         try:
             artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
         except OSError as e:
@@ -368,19 +387,46 @@ class Executable:
         except Exception as e:
             raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
                         f"(StableHLO {contents.stablehlo_version}): {e}.", where)
-        constants = [memory.to_device(c, device) for c in contents.constants]
+        layouts = [info.layout for info in contents.infos] + contents.constant_layouts
+        spmd.check_device_count(layouts, device, headline, where)
+        constants = [memory.to_device(c, device) if lay is None or lay.num_devices == 1 else
+                     memory.to_devices(c, lay, device) for c, lay in zip(contents.constants, contents.constant_layouts)]
         return Executable._create(module_bytes, contents.names, contents.infos, constants, contents.outputs,
                                   contents.returns_tuple, device, contents.optimization_level,
-                                  f"executable loaded from '{path}'", contents.compiled)
+                                  f"executable loaded from '{path}'", contents.compiled,
+                                  layouts if spmd.num_devices(layouts) > 1 else None)
+
+
+def _call_sharded(exe: Executable, *args: Any, **kwargs: Any) -> Any:
+    """A call of an SPMD program: each argument checked as in ``_call_slow``, then placed on the mesh as the
+    program reads it (``spmd.place``); the results may stay split across devices."""
+    try:
+        args = tuple(exe._bind(args, kwargs)) if kwargs or len(args) != exe._num_inputs else args
+        layouts = exe._layouts
+        assert layouts is not None
+        mesh = spmd.mesh_of(layouts)
+        buffers = []
+        for i, a in enumerate(args):
+            exe._check_argument(i, a)
+            buffers.append(spmd.place(a._buffer(), layouts[i], mesh, exe._device))
+        outs = exe._program(buffers + exe._constants)
+        site = call_site(sys._getframe(1))
+        tensors = tuple(results.new_sharded_tensor(buf, tuple(buf.shape), dt, exe._device, site)
+                        for buf, (dt, _) in zip(outs, exe._outputs))
+    except TripyException as e:
+        strip_tripy_frames(e)
+        raise
+    return tensors if exe._returns_tuple else tensors[0]
 
 
 def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
-                   device: Device, optimization_level: int, what: str, saved: Any) -> Program:
+                   device: Device, optimization_level: int, what: str, saved: Any, num_devices: int = 1) -> Program:
     """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
     see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved)
+    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
+                              num_devices=num_devices)
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
         if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):

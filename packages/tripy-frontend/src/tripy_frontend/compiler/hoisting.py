@@ -28,6 +28,7 @@ from tripy_backend import cpu_plan
 from tripy_trace.ops.convolution import Convolution
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.permute import Permute
+from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import Storage, store_results
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import signature, topological_order
@@ -88,7 +89,7 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     frontier: Dict[int, TraceTensor] = {}
     for op in order:
         if op.is_input:
-            if isinstance(op, Storage):
+            if isinstance(op, Storage) and not isinstance(op, ShardedStorage):  # (sharded: stays an argument)
                 stored.update((id(o), _elements(o)) for o in op.outputs)
             continue
         if all(id(i) in stored for i in op.inputs):  # (ops without inputs make constants: iota, fills)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
+from tripy_flatir.sharding import Layout
 from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
 from tripy_frontend.export import public_api
+from tripy_frontend.sharding import Sharding
 
 
 @public_api()
@@ -43,6 +45,8 @@ class InputInfo:
         shape: The shape: ints for static dims; ``(min, opt, max)`` triples or NamedDimensions for
             dynamic ones.
         dtype: The data type.
+        sharding: How the input is split across the devices of a mesh (static shapes only); the compiled
+            program then runs on the whole mesh (see the *Sharding across devices* guide). None: not split.
 
     .. code-block:: python
 
@@ -62,10 +66,10 @@ class InputInfo:
 
     _tripy_unchecked_init = True  # validates each dim itself, with more precise messages than the generic check
 
-    __slots__ = ("shape_bounds", "dimension_names", "dtype")
+    __slots__ = ("shape_bounds", "dimension_names", "dtype", "sharding", "layout")
 
     def __init__(self, shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
-                 dtype: dtypes.dtype) -> None:
+                 dtype: dtypes.dtype, sharding: Optional[Sharding] = None) -> None:
         from tripy_frontend.dimension_size import DimensionSize
 
         if isinstance(shape, (int, np.integer, NamedDimension)) and not isinstance(shape, bool):
@@ -99,6 +103,18 @@ class InputInfo:
         self.shape_bounds = Bounds(tuple(lo), tuple(opt), tuple(hi))
         self.dimension_names: Dict[int, str] = names
         self.dtype: dtypes.dtype = dtype
+        self.sharding: Optional[Sharding] = sharding
+        self.layout: Optional[Layout] = None if sharding is None else self._layout_of(sharding)
+
+    def _layout_of(self, sharding: Sharding) -> Layout:
+        where = _stack.capture()
+        if not isinstance(sharding, Sharding):
+            raise_error(f"tripy.InputInfo: sharding must be a tripy.Sharding, but got {type(sharding).__name__}.",
+                        where)
+        if not self.shape_bounds.is_static():
+            raise_error(f"tripy.InputInfo: a sharded input needs a static shape, but {self} has dynamic dims.", where,
+                        ["Sharded programs are compiled for one shape; give each dim a single size."])
+        return sharding._layout(self.shape_bounds.min, "tripy.InputInfo", where)
 
     @property
     def rank(self) -> int:
@@ -117,22 +133,26 @@ class InputInfo:
 
     def __repr__(self) -> str:
         dims = ", ".join(self.dim_text(d) for d in range(self.rank))
-        return f"InputInfo(shape=({dims}{',' if self.rank == 1 else ''}), dtype={self.dtype})"
+        split = "" if self.sharding is None else f", sharding={self.sharding}"
+        return f"InputInfo(shape=({dims}{',' if self.rank == 1 else ''}), dtype={self.dtype}{split})"
 
     __str__ = __repr__
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, InputInfo) and self.shape_bounds == other.shape_bounds and self.dtype is other.dtype
-                and self.dimension_names == other.dimension_names)
+                and self.dimension_names == other.dimension_names and self.layout == other.layout)
 
     def __hash__(self) -> int:
-        return hash((self.shape_bounds, self.dtype.name, tuple(sorted(self.dimension_names.items()))))
+        return hash((self.shape_bounds, self.dtype.name, tuple(sorted(self.dimension_names.items())), self.layout))
 
     # ---- serialization (used by Executable.save/load) ------------------------------------------------
     def to_json(self) -> Dict[str, Any]:
         b = self.shape_bounds
-        return {"min": list(b.min), "opt": list(b.opt), "max": list(b.max), "dtype": self.dtype.name,
+        data = {"min": list(b.min), "opt": list(b.opt), "max": list(b.max), "dtype": self.dtype.name,
                 "dimension_names": {str(k): v for k, v in self.dimension_names.items()}}
+        if self.layout is not None:
+            data["sharding"] = self.layout.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> "InputInfo":
@@ -157,6 +177,10 @@ class InputInfo:
         info.shape_bounds = Bounds(tuple(lo), tuple(opt), tuple(hi))
         info.dimension_names = {int(k): v for k, v in names.items()}
         info.dtype = dtype
+        info.layout = Layout.from_json(data["sharding"]) if "sharding" in data else None
+        if info.layout is not None and len(info.layout.spec) != len(lo):
+            raise ValueError("an input's sharding does not match its rank")
+        info.sharding = None if info.layout is None else Sharding._of(info.layout)
         return info
 
 
