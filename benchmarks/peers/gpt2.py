@@ -367,11 +367,11 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
             _, first, total = gens[name](prompt)
             results[name].append((first, total))
         time.sleep(settle)
-        bandwidth.append(probe())
+        bandwidth += [probe() for _ in range(3)]
         print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s"
-                                                       for n in names) + f", NumPy sum {bandwidth[-1]:.1f} GB/s",
+                                                       for n in names) + f", NumPy sum {max(bandwidth[-3:]):.1f} GB/s",
               flush=True)
-    gbs = statistics.median(bandwidth)
+    gbs = max(bandwidth)  # (a limit: the best the machine gave; a busy machine's probes read low)
     rate = {name: NEW_TOKENS / statistics.median(t for _, t in res) for name, res in results.items()}
     decode = {name: (NEW_TOKENS - 1) / statistics.median(t - f for f, t in res) for name, res in results.items()}
     base = decode.get("tripy")
@@ -382,7 +382,7 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
                      f"{decode[name] / limit:.0%} of {limit:.0f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"])
     rows += [[name, f"n/a ({why})", "", "", "", ""] for name, why in missing.items()]
     print_table(f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}; "
-                f"memory bandwidth (NumPy sum) {gbs:.1f} GB/s",
+                f"memory bandwidth (NumPy sum, best of {len(bandwidth)}) {gbs:.1f} GB/s",
                 ["contender", "tokens/s", "decode tokens/s", "decode vs tripy float32",
                  "of the bandwidth limit (tokens/s)", "first token ms"], rows,
                 {n: r for n, r in rate.items() if weights_of(n) == "float32"}, lower_is_better=False)
@@ -397,9 +397,9 @@ def print_quality(state: Dict[str, np.ndarray], config: GPTConfig, weights: List
     """tripy's narrow-weight logits against float32's on a fixed prompt (run.quality)."""
     prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=16)]
     for w in weights:
-        error, share = quality(state, dataclasses.replace(config, weights=w), prompt, NEW_TOKENS)
+        error, share, largest = quality(state, dataclasses.replace(config, weights=w), prompt, NEW_TOKENS)
         print(f"quality of tripy {w} against float32 (random weights, 16-token prompt): max |logits error| "
-              f"{error:.4f}, greedy tokens matching over {NEW_TOKENS} steps "
+              f"{error:.4f} (float32 logits up to {largest:.2f}), greedy tokens matching over {NEW_TOKENS} steps "
               f"(both fed float32's tokens): {share:.0%}", flush=True)
 
 

@@ -150,10 +150,11 @@ def logits_along(model: GPT, prompt: Sequence[int], steps: int, prompt_len: int,
 
 
 def quality(state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[int], steps: int,
-            bucket: int = 16) -> Tuple[float, float]:
+            bucket: int = 16) -> Tuple[float, float, float]:
     """``config.weights`` against float32 weights (`state`: float32, ``model.GPT``'s layout) on `prompt`:
-    (the largest absolute difference of the logits, the share of greedy tokens that match), over `steps`
-    steps of greedy decoding in which both models are fed float32's tokens."""
+    (the largest absolute difference of the logits, the share of greedy tokens that match, the largest
+    absolute float32 logit), over `steps` steps of greedy decoding in which both models are fed float32's
+    tokens."""
     prompt_len = padded_length(len(prompt), bucket, config.block_size)
     cache_len = cache_length(prompt_len, steps, config.block_size)
     models = []
@@ -163,7 +164,7 @@ def quality(state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[in
     tokens, reference = logits_along(models[0], prompt, steps, prompt_len, cache_len)
     _, logits = logits_along(models[1], prompt, steps, prompt_len, cache_len, forced=tokens)
     matches = np.argmax(logits, axis=-1) == np.array(tokens[len(prompt):])
-    return float(np.abs(logits - reference).max()), float(matches.mean())
+    return float(np.abs(logits - reference).max()), float(matches.mean()), float(np.abs(reference).max())
 
 
 def evaluated(tensors: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, ...]:
@@ -256,8 +257,9 @@ def build_model(parser: argparse.ArgumentParser, args: argparse.Namespace, confi
     print(f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source}, matrices stored as {config.weights} "
           f"(loaded in {time.perf_counter() - t0:.1f} s)")
     if args.quality and config.weights != "float32":
-        error, share = quality(state, config, prompt, args.max_new_tokens, args.bucket)
-        print(f"quality: {config.weights} logits against float32's: max |error| {error:.4f}; greedy tokens "
+        error, share, largest = quality(state, config, prompt, args.max_new_tokens, args.bucket)
+        print(f"quality: {config.weights} logits against float32's: max |error| {error:.4f} (float32 logits up to "
+              f"{largest:.2f}); greedy tokens "
               f"matching over {args.max_new_tokens} steps (fed float32's tokens): {share:.0%}")
     model = GPT(config)
     model.load_state_dict(convert_weights(state, config.weights))

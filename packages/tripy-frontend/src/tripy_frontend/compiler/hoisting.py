@@ -101,7 +101,7 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
             stored.update((id(o), sum(stored[id(i)] for i in op.inputs)) for o in op.outputs)
     widened = _widened_in_program(order, stored, program_runtime)
     for t in widened:
-        del stored[id(t)]  # (computed in the program, as if it depended on a runtime input)
+        stored.pop(id(t), None)  # (computed in the program, as if it depended on a runtime input)
     frontier: Dict[int, TraceTensor] = {}
     for op in order:
         if op.is_input or all(id(t) in stored for t in (*op.inputs, *op.outputs)):
