@@ -4,10 +4,16 @@
 * forward: logits of a batch-1 sequence of 128 tokens;
 * generation: greedy, a 16-token prompt and 64 new tokens with a KV cache (tripy: ``examples/gpt2/run.py``'s
   prefill and decode programs; the peers: the same design, see gpt2_torch.py and gpt2_jax.py). Reported:
-  new tokens per second (first token included) and time to the first token.
+  new tokens per second (first token included), decoding tokens per second (after the first token), time to
+  the first token, and for each contender the fraction of the memory-bandwidth limit its decoding reaches: the
+  bytes of weights (and cache) one step reads, against a NumPy sum over a large array timed in the same rounds.
+  Narrow weights (``--weights-dtypes``): tripy with int8 (weight-only, per-channel scales) and bfloat16 matrix
+  weights, ONNX Runtime with its int8 dynamic quantization and 8-bit ``MatMulNBits`` (weight-only, blocks of
+  128) of the same export; their quality against float32 (logits, greedy tokens over 64 steps) is printed.
 
     bash benchmarks/peers/setup.sh                       # once: the peers' environment
     benchmarks/peers/.venv/bin/python benchmarks/peers/gpt2.py [--rounds 5] [--only forward|generate]
+        [--weights-dtypes float32,int8,bfloat16] [--peers pytorch,onnxruntime,...]
 
 Contenders run in one process, interleaved (one run of each per round, a pause before each so the previous
 one's thread pools go quiet), and medians are reported; every engine may use all cores. A missing peer
@@ -18,6 +24,8 @@ ONNX exports are cached in benchmarks/peers/.cache/.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import os
 import statistics
 import sys
@@ -31,10 +39,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "gpt2"))
 sys.path.insert(0, HERE)
 
 import reference  # noqa: E402
-from model import GPT, GPTConfig, random_state_dict  # noqa: E402
-from run import compile_kv_programs, generate_with_cache, padded_length, cache_length  # noqa: E402
+from model import GPT, GPTConfig, convert_weights, random_state_dict  # noqa: E402
+from run import compile_kv_programs, generate_with_cache, padded_length, cache_length, quality  # noqa: E402
 
-from peer_utils import NotAvailable, onnx_session, openvino_model, openvino_run, print_table  # noqa: E402
+from peer_utils import (NotAvailable, onnx_file, onnx_session, openvino_model, openvino_run,  # noqa: E402
+                        print_table)
 
 Generate = Callable[[List[int]], Tuple[List[int], float, float]]
 
@@ -125,9 +134,10 @@ def greedy_loop(prefill: Callable[[np.ndarray, int], Any], decode: Callable[[Any
     return generate
 
 
-def tripy_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
-    model = GPT(config)
-    model.load_state_dict(state)
+def tripy_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int,
+                   weights: str = "float32") -> Generate:
+    model = GPT(dataclasses.replace(config, weights=weights))
+    model.load_state_dict(convert_weights(state, weights))
     prefill, decode = compile_kv_programs(model, prompt_len, cache_len)
     return lambda prompt: generate_with_cache(prefill, decode, prompt, NEW_TOKENS, prompt_len)
 
@@ -152,8 +162,9 @@ def torch_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: 
 
 def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int,
                       load: Callable[..., Any], run: Callable[[Any, Dict[str, Any]], Any]) -> Generate:
-    """Generation with the prefill and decode programs exported to ONNX, loaded by `load` (onnx_session or
-    openvino_model) and run by `run(program, inputs) -> outputs`."""
+    """Generation with the prefill and decode programs exported to ONNX, loaded by `load(module, args,
+    input_names, name)` (onnx_session, openvino_model or ort_int8_session) and run by `run(program, inputs) ->
+    outputs`."""
     import torch
 
     from gpt2_torch import Decode, Prefill
@@ -180,6 +191,41 @@ def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_le
 
 def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
     return exported_generate(state, config, prompt_len, cache_len, onnx_session,
+                             lambda session, inputs: session.run(None, inputs))
+
+
+def ort_int8_session(method: str, module: Any, args: tuple, input_names: List[str], name: str) -> Any:
+    """An ONNX Runtime session for the export of `module` with its matrix products quantized to int8: ``dynamic``
+    (``quantize_dynamic``: int8 weights, activations quantized at run time, integer products) or ``nbits``
+    (``MatMulNBits``, 8 bits, blocks of 128: weight-only, float activations). Cached next to the export."""
+    try:
+        import onnxruntime as ort
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as e:
+        raise NotAvailable(f"not installed: {e}") from None
+    source = onnx_file(module, args, input_names, name)
+    path = source.replace(".onnx", f"_int8_{method}.onnx")
+    if not os.path.exists(path):
+        if method == "dynamic":
+            quantize_dynamic(source, path + ".tmp.onnx", weight_type=QuantType.QInt8, per_channel=True)
+        else:
+            import onnx
+            from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+            quantizer = MatMulNBitsQuantizer(onnx.load(source), bits=8, block_size=128, is_symmetric=True,
+                                             accuracy_level=4)
+            quantizer.process()
+            quantizer.model.save_model_to_file(path + ".tmp.onnx", use_external_data_format=False)
+        os.replace(path + ".tmp.onnx", path)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def ort_int8_generate(method: str, state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int,
+                      cache_len: int) -> Generate:
+    return exported_generate(state, config, prompt_len, cache_len, functools.partial(ort_int8_session, method),
                              lambda session, inputs: session.run(None, inputs))
 
 
@@ -214,6 +260,11 @@ FORWARD = {"tripy": tripy_forward, "pytorch": torch_forward, "onnxruntime": ort_
            "jax.jit": jax_forward}
 GENERATE = {"tripy": tripy_generate, "pytorch": torch_generate, "onnxruntime": ort_generate,
             "openvino": openvino_generate, "jax.jit": jax_generate}
+# Contenders with narrow weights, by weight format: (name, maker)
+NARROW = {"int8": [("tripy int8", functools.partial(tripy_generate, weights="int8")),
+                   ("onnxruntime int8 (MatMulNBits)", functools.partial(ort_int8_generate, "nbits")),
+                   ("onnxruntime int8 (dynamic)", functools.partial(ort_int8_generate, "dynamic"))],
+          "bfloat16": [("tripy bfloat16", functools.partial(tripy_generate, weights="bfloat16"))]}
 
 
 def make_all(makers: Dict[str, Callable[..., Any]], *args: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
@@ -258,21 +309,56 @@ def bench_forward(state: Dict[str, np.ndarray], config: GPTConfig, seq: int, rou
                 med, lower_is_better=True)
 
 
+def bandwidth_probe(megabytes: int = 512) -> Callable[[], float]:
+    """A timed read of a large array (a NumPy sum over ``megabytes`` of float32): returns GB/s. What one core's
+    NumPy reaches is about what the machine's memory gives every core together on a small VM."""
+    data = np.ones(megabytes * (1 << 20) // 4, np.float32)
+
+    def probe() -> float:
+        start = time.perf_counter()
+        data.sum()
+        return data.nbytes / (time.perf_counter() - start) / 1e9
+    return probe
+
+
+MATRICES = ("c_attn.weight", "c_proj.weight", "c_fc.weight", "lm_head.weight")
+BYTES = {"float32": 4, "bfloat16": 2, "int8": 1}
+
+
+def step_bytes(state: Dict[str, np.ndarray], config: GPTConfig, cache_len: int, weights: str) -> int:
+    """Bytes one decoding step must read: the matrix weights in format `weights` (int8: a byte per weight and a
+    float32 scale per row), one row of each embedding table, the other (float32) parameters and the cache."""
+    total = 2 * config.n_layer * config.n_embd * cache_len * 4
+    for name, value in state.items():
+        if name.endswith(("wte.weight", "wpe.weight")):
+            total += value.nbytes // value.shape[0]
+        elif name.endswith(MATRICES):
+            total += value.size * BYTES[weights] + (4 * value.shape[0] if weights == "int8" else 0)
+        else:
+            total += value.nbytes
+    return total
+
+
+def weights_of(name: str) -> str:
+    return "int8" if "int8" in name else "bfloat16" if "bfloat16" in name else "float32"
+
+
 def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_tokens: int, rounds: int,
-                   settle: float) -> None:
+                   settle: float, makers: Dict[str, Callable[..., Any]]) -> None:
     prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=prompt_tokens)]
     prompt_len = padded_length(prompt_tokens, 16, config.block_size)
     cache_len = cache_length(prompt_len, NEW_TOKENS, config.block_size)
     print(f"\ngeneration, prompt {prompt_tokens} tokens, {NEW_TOKENS} new, cache {cache_len}: preparing", flush=True)
-    gens, missing = make_all(GENERATE, state, config, prompt_len, cache_len)
+    gens, missing = make_all(makers, state, config, prompt_len, cache_len)
     tokens = {}
     for name, gen in gens.items():  # warm-up, and the cross-check
         tokens[name], _, total = gen(prompt)
         print(f"  {name}: warm-up generation {NEW_TOKENS / total:.1f} tokens/s", flush=True)
     for name, got in tokens.items():
-        if "tripy" in tokens and got != tokens["tripy"]:
+        if "tripy" in tokens and got != tokens["tripy"] and weights_of(name) == "float32":
             first = next(i for i, (a, b) in enumerate(zip(got, tokens["tripy"])) if a != b)
             print(f"  note: {name}'s tokens differ from tripy's from position {first} (float rounding on near-ties?)")
+    probe, bandwidth = bandwidth_probe(), []
     results: Dict[str, List[Tuple[float, float]]] = {name: [] for name in gens}
     names = list(gens)
     for r in range(rounds):
@@ -280,14 +366,41 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
             time.sleep(settle)
             _, first, total = gens[name](prompt)
             results[name].append((first, total))
+        time.sleep(settle)
+        bandwidth += [probe() for _ in range(3)]
         print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s"
-                                                       for n in names), flush=True)
+                                                       for n in names) + f", NumPy sum {max(bandwidth[-3:]):.1f} GB/s",
+              flush=True)
+    gbs = max(bandwidth)  # (a limit: the best the machine gave; a busy machine's probes read low)
     rate = {name: NEW_TOKENS / statistics.median(t for _, t in res) for name, res in results.items()}
-    rows = [[name, f"{rate[name]:.1f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"]
-            for name, res in results.items()]
-    rows += [[name, f"n/a ({why})", ""] for name, why in missing.items()]
-    print_table(f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}",
-                ["contender", "tokens/s", "first token ms"], rows, rate, lower_is_better=False)
+    decode = {name: (NEW_TOKENS - 1) / statistics.median(t - f for f, t in res) for name, res in results.items()}
+    base = decode.get("tripy")
+    rows = []
+    for name, res in results.items():
+        limit = gbs * 1e9 / step_bytes(state, config, cache_len, weights_of(name))
+        rows.append([name, f"{rate[name]:.1f}", f"{decode[name]:.1f}", f"{decode[name] / base:.2f}x" if base else "",
+                     f"{decode[name] / limit:.0%} of {limit:.0f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"])
+    rows += [[name, f"n/a ({why})", "", "", "", ""] for name, why in missing.items()]
+    print_table(f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}; "
+                f"memory bandwidth (NumPy sum, best of {len(bandwidth)}) {gbs:.1f} GB/s",
+                ["contender", "tokens/s", "decode tokens/s", "decode vs tripy float32",
+                 "of the bandwidth limit (tokens/s)", "first token ms"], rows,
+                {n: r for n, r in rate.items() if weights_of(n) == "float32"}, lower_is_better=False)
+    for w in sorted({weights_of(n) for n in rate} - {"float32"}):
+        peers = {n: r for n, r in rate.items() if weights_of(n) == w and not n.startswith("tripy")}
+        if f"tripy {w}" in rate and peers:
+            best = max(peers, key=peers.__getitem__)
+            print(f"tripy {w} vs the best {w} peer ({best}): {rate[f'tripy {w}'] / peers[best]:.2f}x")
+
+
+def print_quality(state: Dict[str, np.ndarray], config: GPTConfig, weights: List[str]) -> None:
+    """tripy's narrow-weight logits against float32's on a fixed prompt (run.quality)."""
+    prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=16)]
+    for w in weights:
+        error, share, largest = quality(state, dataclasses.replace(config, weights=w), prompt, NEW_TOKENS)
+        print(f"quality of tripy {w} against float32 (random weights, 16-token prompt): max |logits error| "
+              f"{error:.4f} (float32 logits up to {largest:.2f}), greedy tokens matching over {NEW_TOKENS} steps "
+              f"(both fed float32's tokens): {share:.0%}", flush=True)
 
 
 def main() -> None:
@@ -296,6 +409,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", choices=["forward", "generate"])
     parser.add_argument("--settle", type=float, default=0.2, help="pause before each timed run (s)")
+    parser.add_argument("--weights-dtypes", default="float32,int8,bfloat16",
+                        help="generation: the weight formats whose contenders run (float32: tripy and the peers)")
+    parser.add_argument("--peers", default=",".join(GENERATE),
+                        help="generation: the float32 contenders besides tripy (e.g. pytorch,onnxruntime)")
+    parser.add_argument("--no-quality", action="store_true", help="skip the narrow weights' quality check")
     args = parser.parse_args()
     config = GPTConfig(n_layer=args.layers)
     print(f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
@@ -304,7 +422,19 @@ def main() -> None:
     if args.only != "generate":
         bench_forward(state, config, 128, args.rounds * 2, args.settle)
     if args.only != "forward":
-        bench_generate(state, config, 16, args.rounds, args.settle)
+        formats = [w for w in args.weights_dtypes.split(",") if w]
+        unknown = sorted(set(formats) - {"float32", *NARROW})
+        if unknown:
+            parser.error(f"--weights-dtypes: unknown {unknown}; choose from float32, {', '.join(NARROW)}")
+        makers: Dict[str, Callable[..., Any]] = {"tripy": tripy_generate}  # (the float32 baseline, always)
+        if "float32" in formats:
+            makers.update((n, GENERATE[n]) for n in args.peers.split(",") if n in GENERATE)
+        for w in formats:
+            makers.update(NARROW.get(w, []))
+        narrow = [w for w in formats if w in NARROW]
+        if narrow and not args.no_quality:
+            print_quality(state, config, narrow)
+        bench_generate(state, config, 16, args.rounds, args.settle, makers)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ residual connections), a final LayerNorm and the LM head. Parameter names follow
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
@@ -25,6 +26,43 @@ class GPTConfig:
     n_embd: int = 768
     layer_norm_eps: float = 1e-5
     dtype: Any = tp.float32
+    # How the matrix weights (attention, MLP, LM head) are stored: "float32", "int8" (weight-only, per output
+    # channel scales: tp.Linear(..., quant_dtype=tp.int8, weight_quant_dim=0)) or "bfloat16" (float32 math).
+    weights: str = "float32"
+
+
+WEIGHT_FORMATS = ("float32", "bfloat16", "int8")
+
+
+class BFloat16Linear(tp.Module):
+    """``y = x W^T + b`` with ``W`` stored as bfloat16 (half the bytes of float32) and the math in float32: the
+    weight is cast to float32 in the program, which XLA:CPU does in a one-row product's loop (decoding reads
+    2 bytes per weight; see tripy_backend/cpu_plan.py). Parameters as tp.Linear's: ``weight``
+    ``[out_features, in_features]`` (bfloat16), ``bias`` ``[out_features]`` (float32)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = tp.zeros((out_features, in_features), dtype=tp.bfloat16)  # (set by load_state_dict)
+        self.bias = tp.zeros((out_features,), dtype=tp.float32) if bias else None
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        leading = tuple(x.shape[:-1])
+        out = tp.reshape(x, (-1, self.in_features)) @ tp.transpose(tp.cast(self.weight, tp.float32), 0, 1)
+        if self.bias is not None:
+            out = out + self.bias
+        return tp.reshape(out, leading + (self.out_features,))
+
+
+def linear(config: GPTConfig, in_features: int, out_features: int, bias: bool = True) -> tp.Module:
+    """A matrix-weight layer stored as ``config.weights`` says (see :class:`GPTConfig`)."""
+    if config.weights == "int8":
+        return tp.Linear(in_features, out_features, bias, dtype=config.dtype, quant_dtype=tp.int8, weight_quant_dim=0)
+    if config.weights == "bfloat16":
+        return BFloat16Linear(in_features, out_features, bias)
+    if config.weights != "float32":
+        raise ValueError(f"weights must be one of {WEIGHT_FORMATS}, not {config.weights!r}")
+    return tp.Linear(in_features, out_features, bias, dtype=config.dtype)
 
 
 class CausalSelfAttention(tp.Module):
@@ -33,8 +71,8 @@ class CausalSelfAttention(tp.Module):
         assert config.n_embd % config.n_head == 0
         self.n_head = config.n_head
         self.n_embd = config.n_embd
-        self.c_attn = tp.Linear(config.n_embd, 3 * config.n_embd, dtype=config.dtype)
-        self.c_proj = tp.Linear(config.n_embd, config.n_embd, dtype=config.dtype)
+        self.c_attn = linear(config, config.n_embd, 3 * config.n_embd)
+        self.c_proj = linear(config, config.n_embd, config.n_embd)
 
     def qkv(self, x: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
         """Queries, keys and values ``[B, n_head, T, head_dim]`` of ``x [B, T, C]``."""
@@ -100,8 +138,8 @@ def gelu_tanh(x: tp.Tensor) -> tp.Tensor:
 class MLP(tp.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        self.c_fc = tp.Linear(config.n_embd, 4 * config.n_embd, dtype=config.dtype)
-        self.c_proj = tp.Linear(4 * config.n_embd, config.n_embd, dtype=config.dtype)
+        self.c_fc = linear(config, config.n_embd, 4 * config.n_embd)
+        self.c_proj = linear(config, 4 * config.n_embd, config.n_embd)
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         return self.c_proj(gelu_tanh(self.c_fc(x)))
@@ -147,7 +185,7 @@ class GPT(tp.Module):
         super().__init__()
         self.config = config
         self.transformer = Transformer(config)
-        self.lm_head = tp.Linear(config.n_embd, config.vocab_size, bias=False, dtype=config.dtype)
+        self.lm_head = linear(config, config.n_embd, config.vocab_size, bias=False)
 
     def forward(self, idx: tp.Tensor) -> tp.Tensor:
         T = idx.shape[1]
@@ -222,12 +260,36 @@ def convert_state_dict(state: Dict[str, np.ndarray], config: GPTConfig) -> Dict[
     return state
 
 
+_MATRIX_SUFFIXES = _CONV1D_SUFFIXES + ("lm_head.weight",)
+
+
+def convert_weights(state: Dict[str, np.ndarray], weights: str) -> Dict[str, np.ndarray]:
+    """A float32 state dict (``model.GPT``'s layout) for a model whose ``config.weights`` is `weights`:
+    bfloat16 matrix weights, or (int8) the float32 weights and a ``weight_scale`` per matrix, one scale per
+    output channel, its largest magnitude over 127 (nvtripy's checkpoint layout: the program quantizes the
+    weight with these scales once, when it is compiled)."""
+    if weights == "float32":
+        return dict(state)
+    out = {}
+    for name, value in state.items():
+        if not name.endswith(_MATRIX_SUFFIXES):
+            out[name] = value
+        elif weights == "bfloat16":
+            out[name] = value.astype(tp.bfloat16.numpy_dtype)
+        else:
+            out[name] = value
+            amax = np.abs(value.astype(np.float32)).max(axis=1)
+            out[name[:-len("weight")] + "weight_scale"] = (np.maximum(amax, 1e-12) / 127.0).astype(np.float32)
+    return out
+
+
 def random_state_dict(config: GPTConfig, seed: int = 0, std: float = 0.02) -> Dict[str, np.ndarray]:
     """Random weights in the style of GPT-2's initialization: normal(0, std) for matrices, embeddings
-    and biases (nonzero biases, so a test notices one that is dropped), LayerNorm scales near 1."""
+    and biases (nonzero biases, so a test notices one that is dropped), LayerNorm scales near 1; float32
+    (``convert_weights`` makes them bfloat16 or int8-ready)."""
     rng = np.random.default_rng(seed)
     state = {}
-    for name, p in GPT(config).state_dict().items():
+    for name, p in GPT(dataclasses.replace(config, weights="float32")).state_dict().items():
         value = rng.normal(0.0, std, size=p.shape)
         if ".ln_" in name and name.endswith(".weight"):
             value += 1.0

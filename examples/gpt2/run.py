@@ -24,6 +24,7 @@ during generation either.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -36,7 +37,7 @@ import tripy as tp
 import tripy_backend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import GPT, GPTConfig, random_state_dict  # noqa: E402
+from model import GPT, WEIGHT_FORMATS, GPTConfig, convert_weights, random_state_dict  # noqa: E402
 from weights import load_checkpoint  # noqa: E402
 
 PRESETS = {
@@ -84,22 +85,25 @@ def cache_length(prompt_len: int, max_new_tokens: int, block_size: int) -> int:
 
 
 def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1,
-                        cache_sharding: Optional[tp.Sharding] = None) -> Tuple[tp.Executable, tp.Executable]:
+                        cache_sharding: Optional[tp.Sharding] = None,
+                        with_logits: bool = False) -> Tuple[tp.Executable, tp.Executable]:
     """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], *cache)`` and
     ``decode(token [B, 1], pos [1], *cache) -> (next token [B, 1], *cache)`` (greedy; all int32 but the
     float cache, the ``2 * n_layer`` tensors of ``model.cache_shapes(batch, cache_len)``). Static shapes:
-    each compiles once, here. `cache_sharding`: how the cache is split across devices (``tensor_parallel.py``)."""
+    each compiles once, here. `cache_sharding`: how the cache is split across devices (``tensor_parallel.py``).
+    ``with_logits``: the logits ``[B, vocab]`` come after the token."""
 
-    def greedy(logits: tp.Tensor) -> tp.Tensor:
-        return tp.unsqueeze(tp.argmax(logits, dim=-1), 1)
+    def greedy(logits: tp.Tensor) -> Tuple[tp.Tensor, ...]:
+        token = tp.unsqueeze(tp.argmax(logits, dim=-1), 1)
+        return (token, logits) if with_logits else (token,)
 
     def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, ...]:
         logits, cache = model.prefill(ids, length, cache_len)
-        return (greedy(logits), *cache)
+        return (*greedy(logits), *cache)
 
     def decode(token: tp.Tensor, pos: tp.Tensor, *cache: tp.Tensor) -> Tuple[tp.Tensor, ...]:
         logits, new_cache = model.decode(token, pos, cache)
-        return (greedy(logits), *new_cache)
+        return (*greedy(logits), *new_cache)
 
     cache = [tp.InputInfo(shape, model.config.dtype, sharding=cache_sharding)
              for shape in model.cache_shapes(batch, cache_len)]
@@ -124,6 +128,46 @@ def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_ne
         token, *cache = decode(token, tp.Tensor(np.array([pos], np.int32)), *cache)
         tokens.append(int(np.from_dlpack(token)[0, 0]))
     return tokens, first, time.perf_counter() - start
+
+
+# ---- quality of narrow weights ------------------------------------------------------------------------
+def logits_along(model: GPT, prompt: Sequence[int], steps: int, prompt_len: int, cache_len: int,
+                 forced: Optional[Sequence[int]] = None) -> Tuple[List[int], np.ndarray]:
+    """Greedy decoding for `steps` new tokens, returning (prompt + new tokens, the logits ``[steps, vocab]`` each
+    new token was picked from). With `forced` (prompt + tokens), those tokens are fed back instead of the
+    model's own picks, so that two models' logits are compared on the same sequence."""
+    prefill, decode = compile_kv_programs(model, prompt_len, cache_len, with_logits=True)
+    n = len(prompt)
+    ids = np.zeros((1, prompt_len), np.int32)
+    ids[0, :n] = prompt
+    token, logits, *cache = prefill(tp.Tensor(ids), tp.Tensor(np.array([n], np.int32)))
+    tokens, rows = list(prompt), [np.from_dlpack(logits)[0]]
+    for pos in range(n, n + steps - 1):
+        tokens.append(int(np.argmax(rows[-1])))
+        fed = tokens[pos] if forced is None else forced[pos]
+        token, logits, *cache = decode(tp.Tensor(np.array([[fed]], np.int32)), tp.Tensor(np.array([pos], np.int32)),
+                                       *cache)
+        rows.append(np.from_dlpack(logits)[0])
+    tokens.append(int(np.argmax(rows[-1])))
+    return tokens, np.stack(rows)
+
+
+def quality(state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[int], steps: int,
+            bucket: int = 16) -> Tuple[float, float, float]:
+    """``config.weights`` against float32 weights (`state`: float32, ``model.GPT``'s layout) on `prompt`:
+    (the largest absolute difference of the logits, the share of greedy tokens that match, the largest
+    absolute float32 logit), over `steps` steps of greedy decoding in which both models are fed float32's
+    tokens."""
+    prompt_len = padded_length(len(prompt), bucket, config.block_size)
+    cache_len = cache_length(prompt_len, steps, config.block_size)
+    models = []
+    for weights in ("float32", config.weights):
+        models.append(GPT(dataclasses.replace(config, weights=weights)))
+        models[-1].load_state_dict(convert_weights(state, weights))
+    tokens, reference = logits_along(models[0], prompt, steps, prompt_len, cache_len)
+    _, logits = logits_along(models[1], prompt, steps, prompt_len, cache_len, forced=tokens)
+    matches = np.argmax(logits, axis=-1) == np.array(tokens[len(prompt):])
+    return float(np.abs(logits - reference).max()), float(matches.mean()), float(np.abs(reference).max())
 
 
 def evaluated(tensors: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, ...]:
@@ -161,6 +205,11 @@ def main(argv: Sequence[str] = ()) -> None:
                         help="pad the prompt (no-cache path: the sequence) to a multiple of this length")
     parser.add_argument("--no-kv-cache", action="store_true", help="recompute the whole sequence at every step")
     parser.add_argument("--eager", action="store_true", help="run eagerly instead of compiling (for debugging)")
+    parser.add_argument("--weights-dtype", choices=WEIGHT_FORMATS, default="float32",
+                        help="how the matrix weights are stored: int8 (weight-only, per-channel scales) or "
+                             "bfloat16 read 4x or 2x fewer bytes per decoded token than float32")
+    parser.add_argument("--quality", action="store_true",
+                        help="also compare the logits with float32 weights' (max |error|, greedy tokens matching)")
     args = parser.parse_args(list(argv) or None)
 
     config = PRESETS[args.preset]
@@ -172,13 +221,8 @@ def main(argv: Sequence[str] = ()) -> None:
     if not prompt or args.max_new_tokens < 1 or len(prompt) + args.max_new_tokens > config.block_size:
         parser.error(f"need a prompt, at least one new token, and at most {config.block_size} tokens in all")
 
-    model = GPT(config)
-    t0 = time.perf_counter()
-    state = load_weights(parser, args.weights, config) if args.weights else random_state_dict(config)
-    model.load_state_dict(state)
-    n_params = sum(int(np.prod(v.shape)) for k, v in state.items() if k != "lm_head.weight")
-    source = args.weights or "random weights"
-    print(f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source} (loaded in {time.perf_counter() - t0:.1f} s)")
+    config = dataclasses.replace(config, weights=args.weights_dtype)
+    model = build_model(parser, args, config, prompt)
 
     if args.no_kv_cache:
         run_without_cache(model, config, prompt, args)
@@ -203,6 +247,26 @@ def main(argv: Sequence[str] = ()) -> None:
     compilations = tripy_backend.compilation_count()
     tokens, first, seconds = generate_with_cache(prefill, decode, prompt, args.max_new_tokens, prompt_len)
     report(prompt, tokens, seconds, mode, tripy_backend.compilation_count() - compilations, first)
+
+
+def build_model(parser: argparse.ArgumentParser, args: argparse.Namespace, config: GPTConfig,
+                prompt: List[int]) -> GPT:
+    """The model with the checkpoint's (or random) weights stored as ``config.weights``; with ``--quality``,
+    first prints how its logits compare with float32 weights'."""
+    t0 = time.perf_counter()
+    state = load_weights(parser, args.weights, config) if args.weights else random_state_dict(config)
+    n_params = sum(int(np.prod(v.shape)) for k, v in state.items() if k != "lm_head.weight")
+    source = args.weights or "random weights"
+    print(f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source}, matrices stored as {config.weights} "
+          f"(loaded in {time.perf_counter() - t0:.1f} s)")
+    if args.quality and config.weights != "float32":
+        error, share, largest = quality(state, config, prompt, args.max_new_tokens, args.bucket)
+        print(f"quality: {config.weights} logits against float32's: max |error| {error:.4f} (float32 logits up to "
+              f"{largest:.2f}); greedy tokens "
+              f"matching over {args.max_new_tokens} steps (fed float32's tokens): {share:.0%}")
+    model = GPT(config)
+    model.load_state_dict(convert_weights(state, config.weights))
+    return model
 
 
 def run_without_cache(model: GPT, config: GPTConfig, prompt: List[int], args: argparse.Namespace) -> None:

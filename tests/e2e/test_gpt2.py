@@ -2,6 +2,7 @@
 mode, compiled with a dynamic sequence length (two lengths from one executable), KV-cache decoding, and
 checkpoints in Hugging Face's layout."""
 
+import dataclasses
 import importlib.util
 import pathlib
 import sys
@@ -151,6 +152,36 @@ def test_compiled_generation_matches_no_cache_path_without_compiling(model, weig
     assert tokens == expected
 
 
+@pytest.mark.parametrize("weights_dtype", ["int8", "bfloat16"])
+def test_narrow_weights_generate_compiled_once_and_close_to_float32(weights, weights_dtype):
+    # The quality run.py --quality prints: logits against float32's over 64 greedy steps (both fed float32's
+    # tokens), on a model big enough for 64 steps. Loose bounds: int8 per-channel and bfloat16 weights move
+    # these logits (|logits| up to ~5) by a few hundredths, and greedy picks almost never change.
+    config = dataclasses.replace(CONFIG, block_size=96, weights=weights_dtype)
+    state = model_lib.random_state_dict(config, seed=0, std=0.2)
+    error, share, largest = run_lib.quality(state, config, [7, 3, 88, 41, 5], 64, bucket=8)
+    assert largest > 2 and 0 < error < 0.1 * largest and share >= 0.8, (error, share, largest)
+
+    model = model_lib.GPT(config)
+    model.load_state_dict(model_lib.convert_weights(state, weights_dtype))
+    prefill, decode = run_lib.compile_kv_programs(model, 8, 64)
+    before = tripy_backend.compilation_count()
+    tokens, _, _ = run_lib.generate_with_cache(prefill, decode, [7, 3, 88, 41, 5], 20, 8)
+    assert tripy_backend.compilation_count() == before and len(tokens) == 25
+
+
+def test_int8_checkpoint_layout_is_nvtripys():
+    # float32 weights plus one weight_scale per output channel (max |weight| / 127), as nvtripy's nanoGPT loads
+    state = model_lib.convert_weights(model_lib.random_state_dict(CONFIG), "int8")
+    w, scale = state["transformer.h.0.mlp.c_fc.weight"], state["transformer.h.0.mlp.c_fc.weight_scale"]
+    assert w.dtype == np.float32 and scale.shape == (w.shape[0],)
+    assert np.allclose(scale, np.abs(w).max(axis=1) / 127)
+    names = model_lib.GPT(dataclasses.replace(CONFIG, weights="int8")).state_dict()
+    assert set(state) == {k for k in names if not k.endswith(".input_scale")}  # (weight-only: no input scales)
+    with pytest.raises(ValueError, match="weights must be one of"):
+        model_lib.GPT(dataclasses.replace(CONFIG, weights="int4"))
+
+
 def test_cache_length_covers_prompt_and_new_tokens():
     assert run_lib.cache_length(16, 64, 1024) == 128  # 79 rows needed, rounded up to 64s
     assert run_lib.cache_length(16, 49, 1024) == 64
@@ -218,3 +249,13 @@ def test_run_reports_a_checkpoint_it_cannot_load(tmp_path, capsys):
         run_lib.main(["--preset", "tiny", "--max-new-tokens", "4", "--weights", str(bad)])
     err = capsys.readouterr().err
     assert done.value.code == 1 and "cannot load --weights" in err and "unknown checkpoint format" in err
+
+
+def test_run_with_int8_weights_prints_their_quality(capsys):
+    run_lib.main(["--preset", "tiny", "--max-new-tokens", "8", "--weights-dtype", "int8", "--quality"])
+    out = capsys.readouterr().out
+    assert "matrices stored as int8" in out and "quality: int8 logits against float32's: max |error|" in out
+    assert "programs compiled during generation: 0" in out
+    with pytest.raises(SystemExit) as done:
+        run_lib.main(["--preset", "tiny", "--weights-dtype", "int4"])
+    assert done.value.code == 2 and "invalid choice: 'int4'" in capsys.readouterr().err

@@ -127,3 +127,56 @@ def test_two_executables_of_the_same_weights_share_the_hoisted_result():
     assert a._constants[0] is b._constants[0]  # one transposed copy of the weight, not two
     x = RNG.standard_normal((4, 128)).astype(np.float32)
     assert np.allclose(np.from_dlpack(a(tp.Tensor(x))), np.from_dlpack(b(tp.Tensor(np.concatenate([x, x]))))[:4])
+
+
+def int8_linear_program(rows: int, size: int = 1024):
+    """(what tp.compile hoists, as (shape, dtype, producer), for a tp.Linear with int8 weight-only
+    quantization (per output channel) at `rows` rows; the program checked against NumPy)."""
+    layer = tp.Linear(size, size, quant_dtype=tp.int8, weight_quant_dim=0)
+    weight = RNG.standard_normal((size, size)).astype(np.float32)
+    scale = (np.abs(weight).max(axis=1) / 127).astype(np.float32)
+    bias = RNG.standard_normal((size,)).astype(np.float32)
+    layer.load_state_dict({"weight": weight, "bias": bias, "weight_scale": scale})
+    seen = {}
+
+    def f(x):
+        y = layer(x)
+        seen["frontier"] = [(tuple(t.shape), t.dtype, type(t.producer).__name__)
+                            for t in constant_frontier([y.trace_tensor])]
+        return y
+
+    exe = tp.compile(f, args=[tp.InputInfo((rows, size), tp.float32)])
+    x = RNG.standard_normal((rows, size)).astype(np.float32)
+    # The quantized weight as tripy computes it (its division may round a few ties the other way than NumPy's).
+    dequantized = np.from_dlpack(tp.dequantize(tp.quantize(tp.Tensor(weight), tp.Tensor(scale), tp.int8, 0),
+                                               tp.Tensor(scale), tp.float32, 0))
+    assert np.abs(dequantized - weight).max() <= scale.max() / 2 * 1.001
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ dequantized.T + bias, rtol=1e-4, atol=1e-3)
+    return seen["frontier"]
+
+
+def test_int8_weight_of_a_one_row_product_is_hoisted_as_int8():
+    # The program reads 1 byte per weight: XLA:CPU dequantizes in the product's loop (cpu_plan.widens_weight_in_loop).
+    assert int8_linear_program(1) == [((1024, 1024), tp.int8, "Cast")]
+
+
+def test_int8_weight_of_a_many_row_product_is_dequantized_once():
+    # Several rows would materialize the float32 weight on every call: it is made once instead ([in, out]).
+    assert int8_linear_program(4) == [((1024, 1024), tp.float32, "Permute")]
+
+
+def test_bfloat16_weight_cast_to_float32_stays_in_a_one_row_program():
+    w16 = RNG.standard_normal((1024, 1024)).astype(np.float32).astype(tp.bfloat16.numpy_dtype)
+    w = tp.Tensor(w16)
+    seen = {}
+
+    def f(x):
+        y = x @ tp.transpose(tp.cast(w, tp.float32), 0, 1)
+        seen[int(y.trace_tensor.shape[0])] = [(tuple(t.shape), t.dtype) for t in constant_frontier([y.trace_tensor])]
+        return y
+
+    for rows in (1, 3):
+        exe = tp.compile(f, args=[tp.InputInfo((rows, 1024), tp.float32)])
+        x = RNG.standard_normal((rows, 1024)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w16.astype(np.float32).T, rtol=1e-4, atol=1e-3)
+    assert seen == {1: [], 3: [((1024, 1024), tp.float32)]}  # one row: the stored bfloat16 weight, as is

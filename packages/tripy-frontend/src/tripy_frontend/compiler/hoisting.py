@@ -15,6 +15,11 @@ weight does in other runtimes.
 A transposed weight stays in the program where XLA reads the ``[out, in]`` weight as fast as an ``[in, out]``
 copy: which products those are is the backend's CPU plan (``tripy_backend/cpu_plan.py``), asked here with the
 trace's products, as the backend asks it with the StableHLO module's.
+
+A narrow weight (int8 that ``tp.Linear(..., quant_dtype=tp.int8)`` quantizes from stored data, or a stored
+bfloat16 weight cast to float32) is hoisted as the narrow tensor, its widening (cast, per-channel scale,
+transpose) left in the program, where the plan says a product widens it in its loop
+(``cpu_plan.widens_weight_in_loop``): the program then reads 1 or 2 bytes per weight instead of 4.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
 from tripy_backend import cpu_plan
+from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
+from tripy_trace.ops.cast import Cast
 from tripy_trace.ops.convolution import Convolution
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.permute import Permute
@@ -86,21 +93,52 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     order = topological_order(outputs)
     program_runtime = _cpu_runtime(order)
     stored: Dict[int, int] = {}  # id(tensor) -> elements of stored data it is computed from, if constant
+    for op in order:
+        if isinstance(op, Storage) and not isinstance(op, ShardedStorage):  # (sharded: stays an argument)
+            stored.update((id(o), _elements(o)) for o in op.outputs)
+        elif not op.is_input and all(id(i) in stored for i in op.inputs):  # (no inputs: iota, fills)
+            stored.update((id(o), sum(stored[id(i)] for i in op.inputs)) for o in op.outputs)
+    widened = _widened_in_program(order, stored, program_runtime)
+    for t in widened:
+        stored.pop(id(t), None)  # (computed in the program, as if it depended on a runtime input)
     frontier: Dict[int, TraceTensor] = {}
     for op in order:
-        if op.is_input:
-            if isinstance(op, Storage) and not isinstance(op, ShardedStorage):  # (sharded: stays an argument)
-                stored.update((id(o), _elements(o)) for o in op.outputs)
-            continue
-        if all(id(i) in stored for i in op.inputs):  # (ops without inputs make constants: iota, fills)
-            behind = sum(stored[id(i)] for i in op.inputs)
-            stored.update((id(o), behind) for o in op.outputs)
+        if op.is_input or all(id(t) in stored for t in (*op.inputs, *op.outputs)):
             continue
         for i in op.inputs:
             if (id(i) in stored and not isinstance(i.producer, Storage) and stored[id(i)] >= MIN_ELEMENTS
                     and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, program_runtime)):
                 frontier[id(i)] = i
     return list(frontier.values())
+
+
+def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], program_runtime: str) -> List[TraceTensor]:
+    """The tensors between a narrow weight and the products that widen it in their loop (see the module
+    docstring): for each such product, its weight operand back through a transpose, a multiplication by a
+    smaller (scale) tensor and a cast from a narrower type, to the narrow tensor (not included)."""
+    widened: List[TraceTensor] = []
+    for op in order:
+        w = op.inputs[1] if isinstance(op, MatrixMultiply) and id(op.inputs[1]) in stored else None
+        if w is None or not w.is_static or w.rank != 2 or w.device.kind != "cpu":
+            continue
+        if not cpu_plan.widens_weight_in_loop(_product(op).rows, _elements(w), program_runtime):
+            continue
+        chain, t = [], w
+        while True:
+            chain.append(t)
+            producer = t.producer
+            if isinstance(producer, Permute):
+                t = producer.inputs[0]
+            elif (isinstance(producer, BinaryElementwise) and producer.kind is Kind.MUL
+                  and _elements(producer.inputs[1]) < _elements(t)):
+                t = producer.inputs[0]
+            elif (isinstance(producer, Cast) and t.dtype.is_floating
+                  and 0 < producer.inputs[0].dtype.itemsize < t.dtype.itemsize):
+                widened += chain  # reached the narrow weight
+                break
+            else:
+                break
+    return widened
 
 
 def _cpu_runtime(order: Sequence[Any]) -> str:
