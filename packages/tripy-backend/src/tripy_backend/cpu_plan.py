@@ -49,7 +49,7 @@ import os
 from typing import Any, List, NamedTuple, Sequence, Tuple
 
 from tripy_flatir.mlir_utils import bytecode, context
-from tripy_backend import _xla
+from tripy_backend import _xla, channels_last
 
 # Matrix elements that matrix-vector products must read, in all, before a program is worth the thunk
 # runtime (4 MiB of float32; below that the matrices stay in the CPU's caches and one thread keeps up).
@@ -79,9 +79,16 @@ def requested() -> str:
     return os.environ.get("TRIPY_XLA_CPU_RUNTIME", "auto")
 
 
+def keeps_channels_last() -> bool:
+    """Whether convolutions run channels-last (``channels_last.rewrite``): yes unless
+    ``TRIPY_XLA_CPU_CHANNELS_LAST=0`` (to measure the layout tripy's programs are written in)."""
+    return os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST", "1") != "0"
+
+
 def policy() -> str:
-    """What decides the runtime, for the compiler fingerprint (a new policy must not load old cache entries)."""
-    return f"{requested()}:matvec-conv-thunk-v4"
+    """What decides the runtime and the layout, for the compiler fingerprint (a new policy must not load old
+    cache entries)."""
+    return f"{requested()}:matvec-conv-thunk-v4:channels-last={int(keeps_channels_last())}"
 
 
 def runtime(products: Sequence[Product], convolution_kernel_elements: int = 0) -> str:
@@ -118,9 +125,11 @@ def compile_options(platform: str, optimization_level: int, program_runtime: str
 
 def prepare(module_bytes: bytes, platform: str, optimization_level: int) -> Tuple[bytes, List[Tuple[str, Any]]]:
     """(the module to compile, its XLA options): the runtime chosen from the module's products and
-    convolutions, and on the thunk runtime its matrix-vector products isolated."""
+    convolutions, its convolutions channels-last, and on the thunk runtime its matrix-vector products isolated."""
     if platform != "cpu":
         return module_bytes, []
+    if keeps_channels_last():
+        module_bytes = channels_last.rewrite(module_bytes)
     products, kernels = _products_and_kernels(module_bytes)
     program_runtime = runtime(products, kernels)
     if program_runtime == "thunk" and any(p.rows == 1 and p.matrix_elements >= ISOLATE_ELEMENTS for p in products):
