@@ -486,3 +486,18 @@ def test_transposes_cancel_between_convolutions(monkeypatch, logged, setting, tr
     else:  # 4 convolutions: only the result goes back to [N, C, H, W]
         assert f"channels-last: 4 convolution(s), {transposes} transpose(s) of their results left" in log
     np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), np_small_net(x, params), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_batchnorm_folds_into_the_convolution_before_it(bias):
+    conv, bn = tp.Conv(16, 32, (3, 3), padding=PAD1, bias=bias), tp.BatchNorm(32)
+    p, q = load_random(conv), load_random(bn, positive=("running_var",))
+    x = rand(1, 16, 8, 8)
+    exe = tp.compile(lambda t: bn(conv(t)), args=[tp.InputInfo(x.shape, tp.float32)])
+    activation_products = [line for line in exe.stablehlo.splitlines()
+                           if "stablehlo.multiply" in line and "tensor<1x32x8x8xf32>" in line]
+    assert bool(activation_products) is bias  # folded: the scaled kernel is computed once, at compile time
+    y = np_conv(x, p["weight"], p.get("bias"), (1, 1), PAD1, (1, 1), 1)
+    y = (y - per_channel(q["running_mean"], 4)) / np.sqrt(per_channel(q["running_var"], 4) + 1e-5)
+    expected = y * per_channel(q["weight"], 4) + per_channel(q["bias"], 4)
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), expected, rtol=1e-4, atol=1e-4)
