@@ -1,6 +1,6 @@
 """XLA:CPU's performance rules, all in one place: which runtime compiles a program, which XLA options it gets,
-which weights a program reads as stored ``[out, in]`` matrices, and how a program of matrix-vector products is
-prepared. The backend asks ``prepare`` before each compile; the frontend asks ``runtime`` and
+which weights a program reads as stored ``[out, in]`` matrices, the layout of convolutions, and how a program of
+matrix-vector products is prepared. The backend asks ``prepare`` before each compile; the frontend asks ``runtime`` and
 ``keeps_transposed_weight`` (through ``tp.compile``'s hoisting) from the same numbers, so the two never disagree.
 
 **Runtimes.** jaxlib 0.6 and 0.7 have two XLA:CPU runtimes. The *classic* one (tripy's default there) compiles
@@ -25,6 +25,16 @@ matrix-matrix work and small programs. ``TRIPY_XLA_CPU_RUNTIME=classic`` or ``=t
 0-3 (the default 3, and eager evaluation), with LLVM at -O2 instead of XLA's -O3: measured on GPT-2 small
 (2 cores), classic/-O3 compiled in 5.4 s and ran in 217 ms, classic/-O2 3.2 s and 218 ms; elementwise programs
 run as fast at -O2 and compile ~2x faster. Thunk-runtime programs get XLA's defaults.
+
+**Convolutions.** On the CPU every program's convolutions run channels-last (``channels_last.rewrite``):
+XLA:CPU's convolution kernels read and write ``[N, *spatial, C]``, and tripy's ``[N, C, *spatial]`` programs
+made it transpose around each one (ResNet-18: 9 transposes in the optimized program instead of 2 on jaxlib 0.10,
+about 5% of its time there). ``TRIPY_XLA_CPU_CHANNELS_LAST=0`` turns it off. Where XLA:CPU has YNNPACK fusions
+(jaxlib 0.10; ``_xla.accepts_cpu_option``), a program with convolutions sends every one of them to YNNPACK
+(``YNN_CONVOLUTIONS``). XLA's default set of YNNPACK fusions also fuses reductions, and in ResNet-18 that fusion
+swallowed the 15 convolutions before the final mean, which then ran as XLA's own loops: 94 ms of CPU time per
+batch-1 call instead of 50 with convolutions only (2-core VM, shared). Convolutions YNNPACK does not take
+(transposed ones, with ``lhs_dilation``) stay XLA's.
 
 **Matrix-vector products on the thunk runtime** (``isolate_matrix_vector_products``): each big one's vector
 operand and result are kept out of XLA's fusions. XLA:CPU otherwise fuses the ops that make the vector (a
@@ -64,6 +74,9 @@ ISOLATE_ELEMENTS = 1 << 16
 
 # Rows of a matrix product from which its transposed weight stays in the program (see the module docstring).
 MANY_ROWS = 64
+
+# The thunk runtime's option that sends every convolution to YNNPACK (see the module docstring).
+YNN_CONVOLUTIONS = ("xla_cpu_experimental_ynn_fusion_type", "LIBRARY_FUSION_TYPE_INDIVIDUAL_CONVOLUTION")
 
 
 class Product(NamedTuple):
@@ -113,10 +126,13 @@ def keeps_transposed_weight(rows: int, weight_elements: int, program_runtime: st
     return (rows == 1 and program_runtime == "thunk") or rows >= MANY_ROWS
 
 
-def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic") -> List[Tuple[str, Any]]:
+def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic",
+                    convolutions: bool = False) -> List[Tuple[str, Any]]:
     """The XLA options tripy sets per compilation (not process-wide, unlike ``XLA_FLAGS``)."""
-    if platform != "cpu" or program_runtime == "thunk" or not _xla.has_classic_cpu_runtime():
+    if platform != "cpu":
         return []
+    if program_runtime == "thunk" or not _xla.has_classic_cpu_runtime():
+        return [YNN_CONVOLUTIONS] if convolutions and _xla.accepts_cpu_option(*YNN_CONVOLUTIONS) else []
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
         options.append(("xla_backend_optimization_level", 2))
@@ -134,7 +150,7 @@ def prepare(module_bytes: bytes, platform: str, optimization_level: int) -> Tupl
     program_runtime = runtime(products, kernels)
     if program_runtime == "thunk" and any(p.rows == 1 and p.matrix_elements >= ISOLATE_ELEMENTS for p in products):
         module_bytes = isolate_matrix_vector_products(module_bytes)  # (parses the module again: only when needed)
-    return module_bytes, compile_options(platform, optimization_level, program_runtime)
+    return module_bytes, compile_options(platform, optimization_level, program_runtime, kernels > 0)
 
 
 def module_runtime(module_bytes: bytes) -> str:
