@@ -6,9 +6,9 @@ UNet and VAE), each written with tripy's layers and, for the peers, in PyTorch (
     bash benchmarks/peers/setup.sh                       # once: the peers' environment
     benchmarks/peers/.venv/bin/python benchmarks/peers/convnet.py [--rounds 10] [--only resnet18-b1,unet-b1]
 
-"tripy (previous)" is the same model compiled as tripy did before channels-last convolutions, BatchNorm folding
-and YNNPACK convolutions (``TRIPY_XLA_CPU_CHANNELS_LAST=0``, the other two patched off here): their gain,
-measured in the same run.
+"tripy (previous)" is the same model compiled as tripy did before channels-last convolutions, BatchNorm folding,
+YNNPACK convolutions and the thunk runtime from 256K kernel elements (``TRIPY_XLA_CPU_CHANNELS_LAST=0``, the
+others patched back here): their gain, measured in the same run.
 Contenders run in one process, interleaved, medians reported (see gpt2.py); outputs are cross-checked.
 """
 
@@ -221,16 +221,19 @@ WORKLOADS: Dict[str, Tuple[Callable[[], tp.Module], Callable[[Dict[str, np.ndarr
 @contextlib.contextmanager
 def previous_code() -> Iterator[None]:
     """Compile as tripy did before: convolutions in the layout of the program, BatchNorm not folded, XLA:CPU's
-    default choice of YNNPACK fusions."""
+    default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements."""
     old_env, old_fold, old_accepts = (os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST"), batchnorm.scaled_convolution,
                                       cpu_plan._xla.accepts_cpu_option)
+    old_kernels = cpu_plan.CONVOLUTION_KERNEL_ELEMENTS
     os.environ["TRIPY_XLA_CPU_CHANNELS_LAST"] = "0"
     batchnorm.scaled_convolution = lambda x, scale: None  # type: ignore[assignment]
     cpu_plan._xla.accepts_cpu_option = lambda name, value: False  # type: ignore[assignment]
+    cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = 1 << 20
     try:
         yield
     finally:
         batchnorm.scaled_convolution, cpu_plan._xla.accepts_cpu_option = old_fold, old_accepts  # type: ignore[assignment]
+        cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = old_kernels
         if old_env is None:
             del os.environ["TRIPY_XLA_CPU_CHANNELS_LAST"]
         else:

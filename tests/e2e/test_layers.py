@@ -254,7 +254,7 @@ def test_conv(eager_or_compiled, n, kernel, stride, pad, dilation, groups, bias)
 
 @pytest.mark.parametrize("stride,groups", [(1, 1), (2, 1), (1, 4)])
 def test_conv_with_big_kernels(eager_or_compiled, stride, groups):
-    # >= 1M kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_plan.py)
+    # >= 256K kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_plan.py)
     conv = tp.Conv(512, 2048, (3, 3), stride=(stride, stride), padding=((1, 1), (1, 1)),
                    groups=groups, bias=True)
     p = load_random(conv)

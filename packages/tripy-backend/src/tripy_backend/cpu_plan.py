@@ -14,7 +14,7 @@ Where both exist, a program goes to the thunk runtime when it has no matrix-matr
   matrix elements: such a program streams its matrices from memory, and the thunk runtime's kernels use all
   cores. A GPT-2 small decoding step (74 such products, 500 MB of weights) took 54 ms there against 71 ms on
   the classic runtime on a loaded 2-core machine, and 38-39 ms on both when the machine was quiet; or
-* its convolutions read at least ``CONVOLUTION_KERNEL_ELEMENTS`` kernel elements: the classic runtime's oneDNN
+* its convolutions read at least ``CONVOLUTION_KERNEL_ELEMENTS`` (256K) kernel elements: the classic runtime's oneDNN
   copies each kernel into its blocked layout on every call, while the thunk runtime's Eigen convolutions read
   the ``[*kernel, C, O]`` kernels ``tp.Conv`` passes as stored. ResNet-18 at batch 1 (11M kernel elements) ran
   in 49 ms instead of 71 (interleaved in one process, 2-core VM; at batch 8 both took 318 ms).
@@ -66,8 +66,9 @@ from tripy_backend import _xla, channels_last
 MATRIX_VECTOR_ELEMENTS = 1 << 20
 
 # Kernel elements that convolutions must read, in all, before a program is worth the thunk runtime (below
-# that, the classic runtime's per-call copy of the kernels costs less than its oneDNN kernels save).
-CONVOLUTION_KERNEL_ELEMENTS = 1 << 20
+# that, the classic runtime's per-call copy of the kernels costs less than its oneDNN kernels save). The small
+# U-Net of benchmarks/peers/convnet.py (0.6M, channels-last) ran in 212 ms on the thunk runtime against 417.
+CONVOLUTION_KERNEL_ELEMENTS = 1 << 18
 
 # Matrix elements of a matrix-vector product before its vector is worth isolating.
 ISOLATE_ELEMENTS = 1 << 16
