@@ -59,7 +59,7 @@ def rewrite(module_bytes: bytes) -> bytes:
 
 
 def count_transposes(module_bytes: bytes) -> int:
-    """The transposes in a StableHLO module (for tests and the benchmark)."""
+    """The transposes in a StableHLO module."""
     with context():
         return sum(1 for op in _ops(ir.Module.parse(module_bytes)) if op.name == "stablehlo.transpose")
 
