@@ -78,7 +78,7 @@ def print_table(title: str, header: List[str], rows: List[List[str]], values: Di
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    peers = {n: v for n, v in values.items() if n != "tripy"}
+    peers = {n: v for n, v in values.items() if not n.startswith("tripy")}  # (not "tripy (previous)" either)
     if mine and peers:
         best = (min if lower_is_better else max)(peers, key=peers.__getitem__)
         ratio = peers[best] / mine if lower_is_better else mine / peers[best]

@@ -134,3 +134,12 @@ def test_matrix_vector_products_are_isolated_for_the_thunk_runtime():
     exe = compile_cpu(program)  # (auto: the thunk runtime, isolated)
     out = _xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in (x, w, b)])
     np.testing.assert_allclose(np.asarray(out[0]), x @ w.T + b, rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_programs_send_their_convolutions_to_ynnpack_where_xla_has_it():
+    ynn = _xla.accepts_cpu_option(*cpu_plan.YNN_CONVOLUTIONS)  # (jaxlib 0.10: yes; 0.6: no such option)
+    _, options = cpu_plan.prepare(conv(512, 7), "cpu", 3)
+    assert (cpu_plan.YNN_CONVOLUTIONS in options) is ynn
+    _, options = cpu_plan.prepare(dot("2048x768", "768x1", "2048x1"), "cpu", 3)
+    assert cpu_plan.YNN_CONVOLUTIONS not in options
+    assert not _xla.accepts_cpu_option("xla_cpu_no_such_option", "1")

@@ -254,7 +254,7 @@ def test_conv(eager_or_compiled, n, kernel, stride, pad, dilation, groups, bias)
 
 @pytest.mark.parametrize("stride,groups", [(1, 1), (2, 1), (1, 4)])
 def test_conv_with_big_kernels(eager_or_compiled, stride, groups):
-    # >= 1M kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_plan.py)
+    # >= 256K kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_plan.py)
     conv = tp.Conv(512, 2048, (3, 3), stride=(stride, stride), padding=((1, 1), (1, 1)),
                    groups=groups, bias=True)
     p = load_random(conv)
@@ -417,3 +417,87 @@ def test_linear_quantization_args():
         tp.Linear(2, 2, quant_dtype=tp.int32)
     linear = tp.Linear(2, 2, quant_dtype=tp.int8)
     assert linear.state_dict()["weight_scale"].shape == ()
+
+
+# ---- a small convnet, channels-last inside (tripy_backend/channels_last.py) -------------------------------
+PAD1 = ((1, 1), (1, 1))
+
+
+class SmallNet(tp.Module):
+    """conv-BatchNorm-relu, max pool, conv + residual, concatenation, GroupNorm-silu, transposed conv, a skip
+    connection, a 1x1 conv and average pool: a ResNet block and a U-Net's up path in miniature."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = tp.Conv(3, 8, (3, 3), padding=PAD1, bias=False)
+        self.bn = tp.BatchNorm(8)
+        self.conv2 = tp.Conv(8, 8, (3, 3), padding=PAD1)
+        self.gn = tp.GroupNorm(4, 16)
+        self.up = tp.ConvTranspose(16, 8, (2, 2), stride=(2, 2))
+        self.conv3 = tp.Conv(16, 4, (1, 1))
+
+    def forward(self, x):
+        a = tp.relu(self.bn(self.conv1(x)))
+        p = tp.maxpool(a, (2, 2), stride=(2, 2))
+        b = self.conv2(p) + p
+        c = tp.silu(self.gn(tp.concatenate([b, p], dim=1)))
+        d = tp.concatenate([self.up(c), a], dim=1)
+        return tp.avgpool(self.conv3(d), (2, 2), stride=(2, 2))
+
+
+def np_small_net(x, p):
+    a = np_conv(x, p["conv1.weight"], None, (1, 1), PAD1, (1, 1), 1)
+    a = (a - per_channel(p["bn.running_mean"], 4)) / np.sqrt(per_channel(p["bn.running_var"], 4) + 1e-5)
+    a = np.maximum(a * per_channel(p["bn.weight"], 4) + per_channel(p["bn.bias"], 4), 0)
+    n, ch, h, w = a.shape
+    pooled = a.reshape(n, ch, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+    b = np_conv(pooled, p["conv2.weight"], p["conv2.bias"], (1, 1), PAD1, (1, 1), 1) + pooled
+    c = np.concatenate([b, pooled], axis=1)
+    c = np_normalize(c.reshape(n, 4, -1), (2,), 1e-5).reshape(c.shape)
+    c = c * per_channel(p["gn.weight"], 4) + per_channel(p["gn.bias"], 4)
+    c = c / (1 + np.exp(-c))
+    up = np_conv_transpose(c, p["up.weight"], p["up.bias"], (2, 2), ((0, 0), (0, 0)), (1, 1), 1)
+    d = np.concatenate([up, a], axis=1)
+    out = np_conv(d, p["conv3.weight"], p["conv3.bias"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    return out.reshape(n, 4, h // 2, 2, w // 2, 2).mean(axis=(3, 5))
+
+
+def small_net():
+    net = SmallNet()
+    params = load_random(net, positive=("bn.running_var",))
+    return net, params
+
+
+def test_small_convnet(eager_or_compiled):
+    net, params = small_net()
+    x = rand(2, 3, 8, 8)
+    out = eager_or_compiled(net, tp.Tensor(x))
+    np.testing.assert_allclose(np.from_dlpack(out), np_small_net(x, params), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("setting, transposes", [("1", 1), ("0", None)])
+def test_transposes_cancel_between_convolutions(monkeypatch, logged, setting, transposes):
+    monkeypatch.setenv("TRIPY_XLA_CPU_CHANNELS_LAST", setting)
+    net, params = small_net()
+    x = rand(1, 3, 8, 8)
+    exe, log = logged(lambda: tp.compile(net, args=[tp.InputInfo(x.shape, tp.float32)]))
+    if transposes is None:  # turned off: programs as tripy writes them
+        assert "channels-last" not in log
+    else:  # 4 convolutions: only the result goes back to [N, C, H, W]
+        assert f"channels-last: 4 convolution(s), {transposes} transpose(s) of their results left" in log
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), np_small_net(x, params), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_batchnorm_folds_into_the_convolution_before_it(bias):
+    conv, bn = tp.Conv(16, 32, (3, 3), padding=PAD1, bias=bias), tp.BatchNorm(32)
+    p, q = load_random(conv), load_random(bn, positive=("running_var",))
+    x = rand(1, 16, 8, 8)
+    exe = tp.compile(lambda t: bn(conv(t)), args=[tp.InputInfo(x.shape, tp.float32)])
+    activation_products = [line for line in exe.stablehlo.splitlines()
+                           if "stablehlo.multiply" in line and "tensor<1x32x8x8xf32>" in line]
+    assert bool(activation_products) is bias  # folded: the scaled kernel is computed once, at compile time
+    y = np_conv(x, p["weight"], p.get("bias"), (1, 1), PAD1, (1, 1), 1)
+    y = (y - per_channel(q["running_mean"], 4)) / np.sqrt(per_channel(q["running_var"], 4) + 1e-5)
+    expected = y * per_channel(q["weight"], 4) + per_channel(q["bias"], 4)
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), expected, rtol=1e-4, atol=1e-4)

@@ -189,6 +189,18 @@ def has_classic_cpu_runtime() -> bool:
     return _version(jaxlib.__version__) < (0, 8)
 
 
+@functools.lru_cache(maxsize=None)
+def accepts_cpu_option(name: str, value: str) -> bool:
+    """Whether XLA:CPU takes the compile option `name` = `value` (options come and go between jaxlibs:
+    ``xla_cpu_experimental_ynn_fusion_type`` is in 0.10, not in 0.6). One tiny compile, once per process."""
+    program = b"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  return %a : tensor<f32>\n}"
+    try:
+        compile(program, "cpu", 0, [(name, value)])
+    except Exception:  # (INVALID_ARGUMENT: no such option, or a value it does not take)
+        return False
+    return True
+
+
 def _version(text: str) -> Tuple[int, ...]:
     return tuple(int(part) for part in text.split(".")[:2])
 

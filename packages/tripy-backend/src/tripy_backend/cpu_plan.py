@@ -1,6 +1,6 @@
 """XLA:CPU's performance rules, all in one place: which runtime compiles a program, which XLA options it gets,
-which weights a program reads as stored ``[out, in]`` matrices, and how a program of matrix-vector products is
-prepared. The backend asks ``prepare`` before each compile; the frontend asks ``runtime`` and
+which weights a program reads as stored ``[out, in]`` matrices, the layout of convolutions, and how a program of
+matrix-vector products is prepared. The backend asks ``prepare`` before each compile; the frontend asks ``runtime`` and
 ``keeps_transposed_weight`` (through ``tp.compile``'s hoisting) from the same numbers, so the two never disagree.
 
 **Runtimes.** jaxlib 0.6 and 0.7 have two XLA:CPU runtimes. The *classic* one (tripy's default there) compiles
@@ -14,7 +14,7 @@ Where both exist, a program goes to the thunk runtime when it has no matrix-matr
   matrix elements: such a program streams its matrices from memory, and the thunk runtime's kernels use all
   cores. A GPT-2 small decoding step (74 such products, 500 MB of weights) took 54 ms there against 71 ms on
   the classic runtime on a loaded 2-core machine, and 38-39 ms on both when the machine was quiet; or
-* its convolutions read at least ``CONVOLUTION_KERNEL_ELEMENTS`` kernel elements: the classic runtime's oneDNN
+* its convolutions read at least ``CONVOLUTION_KERNEL_ELEMENTS`` (256K) kernel elements: the classic runtime's oneDNN
   copies each kernel into its blocked layout on every call, while the thunk runtime's Eigen convolutions read
   the ``[*kernel, C, O]`` kernels ``tp.Conv`` passes as stored. ResNet-18 at batch 1 (11M kernel elements) ran
   in 49 ms instead of 71 (interleaved in one process, 2-core VM; at batch 8 both took 318 ms).
@@ -25,6 +25,16 @@ matrix-matrix work and small programs. ``TRIPY_XLA_CPU_RUNTIME=classic`` or ``=t
 0-3 (the default 3, and eager evaluation), with LLVM at -O2 instead of XLA's -O3: measured on GPT-2 small
 (2 cores), classic/-O3 compiled in 5.4 s and ran in 217 ms, classic/-O2 3.2 s and 218 ms; elementwise programs
 run as fast at -O2 and compile ~2x faster. Thunk-runtime programs get XLA's defaults.
+
+**Convolutions.** On the CPU every program's convolutions run channels-last (``channels_last.rewrite``):
+XLA:CPU's convolution kernels read and write ``[N, *spatial, C]``, and tripy's ``[N, C, *spatial]`` programs
+made it transpose around each one (ResNet-18: 9 transposes in the optimized program instead of 2 on jaxlib 0.10,
+about 5% of its time there). ``TRIPY_XLA_CPU_CHANNELS_LAST=0`` turns it off. Where XLA:CPU has YNNPACK fusions
+(jaxlib 0.10; ``_xla.accepts_cpu_option``), a program with convolutions sends every one of them to YNNPACK
+(``YNN_CONVOLUTIONS``). XLA's default set of YNNPACK fusions also fuses reductions, and in ResNet-18 that fusion
+swallowed the 15 convolutions before the final mean, which then ran as XLA's own loops: 94 ms of CPU time per
+batch-1 call instead of 50 with convolutions only (2-core VM, shared). Convolutions YNNPACK does not take
+(transposed ones, with ``lhs_dilation``) stay XLA's.
 
 **Matrix-vector products on the thunk runtime** (``isolate_matrix_vector_products``): each big one's vector
 operand and result are kept out of XLA's fusions. XLA:CPU otherwise fuses the ops that make the vector (a
@@ -57,21 +67,25 @@ import os
 from typing import Any, List, NamedTuple, Sequence, Tuple
 
 from tripy_flatir.mlir_utils import bytecode, context
-from tripy_backend import _xla
+from tripy_backend import _xla, channels_last
 
 # Matrix elements that matrix-vector products must read, in all, before a program is worth the thunk
 # runtime (4 MiB of float32; below that the matrices stay in the CPU's caches and one thread keeps up).
 MATRIX_VECTOR_ELEMENTS = 1 << 20
 
 # Kernel elements that convolutions must read, in all, before a program is worth the thunk runtime (below
-# that, the classic runtime's per-call copy of the kernels costs less than its oneDNN kernels save).
-CONVOLUTION_KERNEL_ELEMENTS = 1 << 20
+# that, the classic runtime's per-call copy of the kernels costs less than its oneDNN kernels save). The small
+# U-Net of benchmarks/peers/convnet.py (0.6M, channels-last) ran in 212 ms on the thunk runtime against 417.
+CONVOLUTION_KERNEL_ELEMENTS = 1 << 18
 
 # Matrix elements of a matrix-vector product before its vector is worth isolating.
 ISOLATE_ELEMENTS = 1 << 16
 
 # Rows of a matrix product from which its transposed weight stays in the program (see the module docstring).
 MANY_ROWS = 64
+
+# The thunk runtime's option that sends every convolution to YNNPACK (see the module docstring).
+YNN_CONVOLUTIONS = ("xla_cpu_experimental_ynn_fusion_type", "LIBRARY_FUSION_TYPE_INDIVIDUAL_CONVOLUTION")
 
 
 class Product(NamedTuple):
@@ -87,9 +101,16 @@ def requested() -> str:
     return os.environ.get("TRIPY_XLA_CPU_RUNTIME", "auto")
 
 
+def keeps_channels_last() -> bool:
+    """Whether convolutions run channels-last (``channels_last.rewrite``): yes unless
+    ``TRIPY_XLA_CPU_CHANNELS_LAST=0`` (to measure the layout tripy's programs are written in)."""
+    return os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST", "1") != "0"
+
+
 def policy() -> str:
-    """What decides the runtime, for the compiler fingerprint (a new policy must not load old cache entries)."""
-    return f"{requested()}:matvec-conv-thunk-v4"
+    """What decides the runtime and the layout, for the compiler fingerprint (a new policy must not load old
+    cache entries)."""
+    return f"{requested()}:matvec-conv-thunk-v4:channels-last={int(keeps_channels_last())}"
 
 
 def runtime(products: Sequence[Product], convolution_kernel_elements: int = 0) -> str:
@@ -120,10 +141,13 @@ def widens_weight_in_loop(rows: int, weight_elements: int, program_runtime: str)
     return rows == 1 and program_runtime == "thunk" and weight_elements >= ISOLATE_ELEMENTS
 
 
-def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic") -> List[Tuple[str, Any]]:
+def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic",
+                    convolutions: bool = False) -> List[Tuple[str, Any]]:
     """The XLA options tripy sets per compilation (not process-wide, unlike ``XLA_FLAGS``)."""
-    if platform != "cpu" or program_runtime == "thunk" or not _xla.has_classic_cpu_runtime():
+    if platform != "cpu":
         return []
+    if program_runtime == "thunk" or not _xla.has_classic_cpu_runtime():
+        return [YNN_CONVOLUTIONS] if convolutions and _xla.accepts_cpu_option(*YNN_CONVOLUTIONS) else []
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
         options.append(("xla_backend_optimization_level", 2))
@@ -132,14 +156,16 @@ def compile_options(platform: str, optimization_level: int, program_runtime: str
 
 def prepare(module_bytes: bytes, platform: str, optimization_level: int) -> Tuple[bytes, List[Tuple[str, Any]]]:
     """(the module to compile, its XLA options): the runtime chosen from the module's products and
-    convolutions, and on the thunk runtime its matrix-vector products isolated."""
+    convolutions, its convolutions channels-last, and on the thunk runtime its matrix-vector products isolated."""
     if platform != "cpu":
         return module_bytes, []
+    if keeps_channels_last():
+        module_bytes = channels_last.rewrite(module_bytes)
     products, kernels = _products_and_kernels(module_bytes)
     program_runtime = runtime(products, kernels)
     if program_runtime == "thunk" and any(p.rows == 1 and p.matrix_elements >= ISOLATE_ELEMENTS for p in products):
         module_bytes = isolate_matrix_vector_products(module_bytes)  # (parses the module again: only when needed)
-    return module_bytes, compile_options(platform, optimization_level, program_runtime)
+    return module_bytes, compile_options(platform, optimization_level, program_runtime, kernels > 0)
 
 
 def module_runtime(module_bytes: bytes) -> str:

@@ -6,6 +6,7 @@ from typing import Any
 
 from tripy_flatir import dtypes
 from tripy_frontend.export import public_api
+from tripy_frontend.nn.convolution import scaled_convolution
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, per_channel
@@ -76,7 +77,9 @@ class BatchNorm(Module):
         check_input(x, self, self.dtype, min_rank=2)
         check_channels(x, self, self.num_features, "features")
         rank = x.rank
-        # Fold the statistics and the affine parameters into one scale and one shift per channel.
+        # Fold the statistics and the affine parameters into one scale and one shift per channel, and in
+        # tp.compile the scale into the kernel of the convolution before, where both are baked in.
         scale = self.weight * rsqrt(self.running_var + self.eps)
         shift = self.bias - self.running_mean * scale
-        return x * per_channel(scale, rank) + per_channel(shift, rank)
+        scaled = scaled_convolution(x, scale)
+        return (x * per_channel(scale, rank) if scaled is None else scaled) + per_channel(shift, rank)

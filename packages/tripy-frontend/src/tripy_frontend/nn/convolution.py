@@ -7,6 +7,9 @@ from typing import Any, Optional, Sequence, Tuple
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_trace.ops.convolution import Convolution
+from tripy_trace.ops.storage import Storage
+from tripy_trace.tensor import TraceTensor
+from tripy_frontend.compiler.tracing import traced_function
 from tripy_frontend.nn.utils import FLOAT_TYPES, check_int_arg
 from tripy_frontend.tensor import Tensor
 
@@ -83,3 +86,38 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
     if bias is not None:
         out = out + reshape(bias, (1, -1) + (1,) * n)
     return out
+
+
+def scaled_convolution(x: Tensor, scale: Tensor) -> Optional[Tensor]:
+    """``x * scale`` per channel with the scale folded into the kernel, when tp.compile is tracing, `x` is the
+    result of a convolution (without bias) and both its kernel and the ``[C]`` `scale` are baked in: then
+    tp.compile computes the scaled kernel once (``compiler/hoisting.py``) and the program skips a pass over the
+    activations (a BatchNorm after a convolution becomes a bias add). None otherwise: eager evaluation would
+    scale the kernel on every call."""
+    from tripy_frontend.ops.reshape import reshape
+
+    conv = x.trace_tensor.producer
+    if traced_function() is None or not isinstance(conv, Convolution) or scale.dtype is not x.dtype:
+        return None
+    if not (_baked_in(conv.inputs[1]) and _baked_in(scale.trace_tensor)):
+        return None
+    n = len(conv.stride)
+    per_output = (1,) * (n + 1) + (-1,) if conv.kernel_last else (-1,) + (1,) * (n + 1)
+    kernel = Tensor._from_trace_tensor(conv.inputs[1]) * reshape(scale, per_output)
+    return Tensor._from_op(Convolution, [Tensor._from_trace_tensor(conv.inputs[0]), kernel], stride=conv.stride,
+                           padding=conv.padding, lhs_dilation=conv.lhs_dilation, rhs_dilation=conv.rhs_dilation,
+                           groups=conv.groups, flip_kernel=conv.flip_kernel, kernel_last=conv.kernel_last)
+
+
+def _baked_in(t: TraceTensor) -> bool:
+    """Whether `t` is computed from stored data only (no runtime input of the program being traced)."""
+    stack, seen = [t], set()
+    while stack:
+        op = stack.pop().producer
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.is_input and not isinstance(op, Storage):  # type: ignore[union-attr]
+            return False
+        stack += op.inputs  # type: ignore[union-attr]
+    return True

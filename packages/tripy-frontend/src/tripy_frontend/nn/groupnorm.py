@@ -86,7 +86,10 @@ class GroupNorm(Module):
         shape = x.shape
 
         def group_norm(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
-            grouped = reshape(x, (shape[0], self.num_groups, -1))
-            return reshape(normalize(grouped, (2,), self.eps), shape) * w + b
+            # [N, G, C / G, *spatial], not [N, G, -1]: splitting the channels alone keeps the spatial dims whole,
+            # so the backend can keep the activations channels-last through it (tripy_backend/channels_last.py).
+            spatial = tuple(shape[i] for i in range(2, x.rank))
+            grouped = reshape(x, (shape[0], self.num_groups, self.num_channels // self.num_groups) + spatial)
+            return reshape(normalize(grouped, tuple(range(2, x.rank + 1)), self.eps), shape) * w + b
 
         return in_float32(group_norm, x, per_channel(self.weight, x.rank), per_channel(self.bias, x.rank))
