@@ -20,8 +20,11 @@ arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a st
    slice whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
-Ops whose run-time *values* depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount)
-raise `Unsupported`; the caller then compiles each shape as it comes.
+A window, sort, reverse, pad or indexed gather runs in a bounded program only if it does not read across a
+padded dim (``real_sizes.READS_ACROSS``): a convolution, pooling, pad, flip or top-k over the image or a
+static dim, with a dynamic batch, computes each real row from real rows only. Ops whose run-time *values*
+depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount, a window over a padded dim) raise
+`Unsupported`; the range then gets a static program per shape (see ``ranges``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
-from tripy_backend.real_sizes import RealSizes
+from tripy_backend.real_sizes import READS_ACROSS, RealSizes, gather_operand_dim
 
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
 _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+_SOURCE_DIMS = "tripy.source_dims"  # attribute of a reshape's marker: the dims of its source that may be padded
 _SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
 
 # Operand positions that give a dynamic op's result shape (not data).
@@ -41,13 +45,11 @@ _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
     "stablehlo.dynamic_broadcast_in_dim": (1,), "stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_iota": (0,),
     "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_pad": (2, 3, 4), "stablehlo.dynamic_gather": (2,),
 }
-# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands (sort corrupts memory on
-# XLA:CPU; a reverse or a window would read the padding): programs with them are not bounded.
-_UNSUPPORTED = ("stablehlo.sort", "stablehlo.reduce_window", "stablehlo.reverse", "stablehlo.scatter",
-                "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
-                "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
-                "stablehlo.select_and_scatter", "stablehlo.cumsum", "stablehlo.dynamic_update_slice",
-                "stablehlo.dynamic_slice")
+# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands: programs with them are not
+# bounded (the range then gets a static program per shape, see ``ranges``).
+_UNSUPPORTED = ("stablehlo.scatter", "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case",
+                "stablehlo.custom_call", "stablehlo.select_and_scatter", "stablehlo.cumsum",
+                "stablehlo.dynamic_update_slice", "stablehlo.dynamic_slice")
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
 
 
@@ -116,6 +118,9 @@ def _add_twins(fn: Any) -> List[List[int]]:
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
+        if name in READS_ACROSS and any(not isinstance(sizes.of(op.operands[i])[d], int)
+                                        for i, d in READS_ACROSS[name](op)):
+            raise Unsupported(f"{name} over a dynamic dim is not supported with bounded dims")
         if name == "func.return":
             return _return_sizes(op, twin, sizes)
         with after:
@@ -157,8 +162,13 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
     sized = [i for i in shape_pos if op.operands[i] in twin]
     if not sized:
         return
-    if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
+    if name == "stablehlo.dynamic_pad":
         raise Unsupported(f"{name} with sizes that depend on the input shapes")
+    if name == "stablehlo.dynamic_gather":  # (its real sizes: real_sizes' rule, set by `_mark_sizes`)
+        dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+        if any(gather_operand_dim(op, d) in dn.start_index_map for d in dn.offset_dims if _dynamic(op.results[0], d)):
+            raise Unsupported("a gather whose slice along an indexed dim depends on the input shapes")
+        return
     result = result_op.results[0]
     dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
     if name in _SETS_SHAPE:
@@ -169,6 +179,9 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
         attr = _SLICE
     marker = stablehlo.OptimizationBarrierOp(operands)
     marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
+    if name == "stablehlo.dynamic_reshape":
+        marker.attributes[_SOURCE_DIMS] = ir.DenseI64ArrayAttr.get(
+            [d for d, size in enumerate(sizes.of(op.operands[0])) if not isinstance(size, int)])
     result.replace_all_uses_except(marker.results[0], marker.operation)
     sizes.alias(marker.results[0], result)
     if op.results[0] in twin:
@@ -183,7 +196,7 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
-    if name in _SHAPE_OPERANDS or name == "stablehlo.optimization_barrier":
+    if (name in _SHAPE_OPERANDS and name != "stablehlo.dynamic_gather") or name == "stablehlo.optimization_barrier":
         return
     for result in op.results:
         if not isinstance(result.type, ir.RankedTensorType):
@@ -262,8 +275,10 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
             check_bounds(value, dims)
             producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
             if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
-                _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
-                               list(ir.RankedTensorType(value.type).shape), dims)
+                source = list(ir.RankedTensorType(producer.operands[0].type).shape)
+                source_dims = (list(ir.DenseI64ArrayAttr(op.attributes[_SOURCE_DIMS])) if _SOURCE_DIMS in op.attributes
+                               else list(range(len(source))))
+                _check_reshape(source, list(ir.RankedTensorType(value.type).shape), dims, source_dims)
             with after:
                 for d in dims:
                     value = _set_size(value, _element(shape, d), d)
@@ -385,10 +400,12 @@ def _element(vector: Any, i: int) -> Any:
     return stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
 
 
-def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
-    """A reshape of a padded tensor is the reshape of the real one only if no dynamic dim of the result
-    is merged with or split from another dim (``[2, T, C] -> [2 * T, C]`` would put padding between the
-    rows). Raises Unsupported otherwise (conservatively: groups with one non-1 dim on each side pass)."""
+def _check_reshape(src: List[int], dst: List[int], dynamic: List[int], src_dynamic: List[int]) -> None:
+    """A reshape of a padded tensor is the reshape of the real one only if each dynamic dim it merges or
+    splits is the outermost of its group on both sides: ``[B, T, C] -> [B * T, C]`` and back, with B
+    dynamic, keep the real rows first, while ``[2, T, C] -> [2 * T, C]`` would put padding between them.
+    `dynamic`: the result's dynamic dims; `src_dynamic`: the source's dims that may be padded. Raises
+    Unsupported otherwise (groups with one non-1 dim on each side pass)."""
     i = j = 0
     while j < len(dst):
         g_src, g_dst = [i] if i < len(src) else [], [j]
@@ -402,11 +419,18 @@ def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
                 j += 1
                 g_dst.append(j)
                 b *= dst[j]
-        if any(d in dynamic for d in g_dst) and (sum(src[k] != 1 for k in g_src) > 1 or
-                                                  sum(dst[d] != 1 for d in g_dst) > 1):
-            raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
+        merges = sum(src[k] != 1 for k in g_src) > 1 or sum(dst[d] != 1 for d in g_dst) > 1
+        outermost = not any(d in dynamic for d in g_dst[1:]) and not any(k in src_dynamic for k in g_src[1:])
+        if any(d in dynamic for d in g_dst) and merges and not outermost:
+            raise Unsupported("a reshape that merges or splits a dynamic dim with a dim before it")
         i += 1
         j += 1
+
+
+def _dynamic(value: Any, dim: int) -> bool:
+    from jax.extend.mlir import ir
+
+    return bool(ir.RankedTensorType(value.type).shape[dim] < 0)
 
 
 def _all_ones(strides: Any) -> bool:
