@@ -299,9 +299,11 @@ class RangeProgram:
         return [(shapes, launcher) for shapes, launcher in self._launchers.items()
                 if isinstance(launcher, _xla.Launcher) and launcher.out_shapes]
 
-    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> Any:
+    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception],
+                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> Any:
         """The launcher for input shapes `shapes` (which must be in range): an ``_xla.Launcher`` for an
-        exact bucket, else a ``BoundedLauncher``."""
+        exact bucket, else a ``BoundedLauncher`` (`on_invalid(shapes)`: the error for shapes that the
+        program's shape arithmetic rejects, see ``bounded._check_reshape_sizes``)."""
         launcher = self._launchers.get(shapes)
         if launcher is None:
             bucket = self._bucket(shapes)
@@ -310,7 +312,7 @@ class RangeProgram:
                 launcher = _xla.Launcher(exe, on_error)
             else:
                 launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
-                                           self.device, on_error, self._handlers.setdefault(bucket, []))
+                                           self.device, on_error, self._handlers.setdefault(bucket, []), on_invalid)
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
@@ -337,11 +339,14 @@ def _lookup(bounds: List[int], hi: int, exact: bool = False) -> List[int]:
 class BoundedLauncher:
     """Runs a bounded program on inputs of one shape signature: pads the inputs that are smaller than
     the bucket, passes the real sizes, and gives each dynamic output as a `Padded` of its real shape
-    (learned on the first run: the same on every run). Same interface as ``_xla.Launcher``."""
+    (learned on the first run: the same on every run). Same interface as ``_xla.Launcher``. A program
+    whose output dims end with ``[-1]`` also says whether the input shapes fit its shape arithmetic (the
+    sizes vector's last element, read on the first run): if not, `on_invalid(shapes)` is raised."""
 
     def __init__(self, executable: Any, bucket_shapes: List[Tuple[int, ...]], shapes: Tuple[Tuple[int, ...], ...],
                  dynamic_dims: List[Tuple[int, int]], out_dims: List[List[int]], device: Device,
-                 on_error: Callable[[Exception], Exception], handlers: List[Any]) -> None:
+                 on_error: Callable[[Exception], Exception], handlers: List[Any],
+                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> None:
         self._execute = executable.execute_sharded
         self.error_types = _xla.runtime_error_types()
         self.on_error = on_error
@@ -350,8 +355,12 @@ class BoundedLauncher:
         self._pad = [(i, bucket_shapes[i], tuple(slice(0, n) for n in shapes[i]))
                      for i in range(len(shapes)) if tuple(shapes[i]) != bucket_shapes[i]]
         self._sizes = [_xla.to_device(np.int32(shapes[i][d]), self._platform, self._index) for i, d in dynamic_dims]
+        self._checked = bool(out_dims) and out_dims[-1] == [-1]
+        out_dims = out_dims[:-1] if self._checked else out_dims
+        self._shapes = shapes
+        self._on_invalid = on_invalid
         self._num_outputs = len(out_dims)
-        self._has_sizes = any(out_dims)
+        self._has_sizes = any(out_dims) or self._checked
         self._out_dims = out_dims
         self._out_shapes: Optional[List[Tuple[int, ...]]] = None
         # XLA's C++ result handlers (as _xla.Launcher): the same for every shape of the bucket, so shared by
@@ -378,7 +387,11 @@ class BoundedLauncher:
                 self._handlers[:] = [_xla.result_handler(o) for o in outputs]
             shapes = [tuple(o.shape) for o in outputs[:self._num_outputs]]
             if self._has_sizes:
-                sizes = iter(np.asarray(outputs[-1]).tolist())
+                values = np.asarray(outputs[-1]).tolist()
+                if self._checked and not values.pop():
+                    raise (self._on_invalid(self._shapes) if self._on_invalid is not None else
+                           ValueError(f"The program is not valid for input shapes {[list(s) for s in self._shapes]}"))
+                sizes = iter(values)
                 shapes = [tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
                           for shape, dims in zip(shapes, self._out_dims)]
             self._out_shapes = shapes

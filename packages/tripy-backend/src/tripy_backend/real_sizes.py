@@ -167,15 +167,15 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota: element `d` of the (run-time) shape."""
     position = 0 if op.name == "stablehlo.dynamic_iota" else 1
     shape = op.operands[position]
-    static = static_element(shape, d)
-    return static if static is not None else _element(s.twin.get(shape, shape), d)
+    static = staticelement(shape, d)
+    return static if static is not None else element(s.twin.get(shape, shape), d)
 
 
 def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """ceil((limit - start) / stride) along `d`, from the run-time start, limit and stride."""
     from jax.extend.mlir.dialects import stablehlo
 
-    start, limit, stride = (_element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
+    start, limit, stride = (element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
     extent = stablehlo.SubtractOp(limit, start).result
     one = _constant(1)
     rounded = stablehlo.AddOp(extent, stablehlo.SubtractOp(stride, one).result).result
@@ -211,8 +211,8 @@ def _dynamic_gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
     if d not in dn.offset_dims:
         return _gather(s, op, i, d)
     slice_sizes, k = op.operands[2], gather_operand_dim(op, d)
-    static = static_element(slice_sizes, k)
-    return static if static is not None else _element(s.twin.get(slice_sizes, slice_sizes), k)
+    static = staticelement(slice_sizes, k)
+    return static if static is not None else element(s.twin.get(slice_sizes, slice_sizes), k)
 
 
 def gather_operand_dim(op: Any, d: int) -> int:
@@ -300,7 +300,7 @@ def _ints(op: Any, name: str) -> List[int]:
     return [int(x) for x in ir.DenseI64ArrayAttr(op.attributes[name])]
 
 
-def static_element(vector: Any, i: int) -> Union[int, None]:
+def staticelement(vector: Any, i: int) -> Union[int, None]:
     """Element `i` of a rank-1 integer vector if the program computes it from constants and static dims
     alone (a shape operand the frontend built as a concatenation of dim sizes), else None. A dim typed ``?``
     whose size is such an element is static: no bucket pads it."""
@@ -316,11 +316,11 @@ def static_element(vector: Any, i: int) -> Union[int, None]:
         for part in op.operands:
             n = ir_shape(part)[0]
             if i < n:
-                return static_element(part, i)
+                return staticelement(part, i)
             i -= n
         return None
     if op.name in ("stablehlo.reshape", "stablehlo.convert") and len(ir_shape(op.operands[0])) <= 1:
-        return static_element(op.operands[0], 0 if not ir_shape(op.operands[0]) else i)
+        return staticelement(op.operands[0], 0 if not ir_shape(op.operands[0]) else i)
     if op.name == "stablehlo.get_dimension_size":
         size = ir_shape(op.operands[0])[_int(op, "dimension")]
         return size if size >= 0 else None
@@ -352,8 +352,8 @@ def _constant(n: int) -> Any:
     return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(i32, ir.IntegerAttr.get(i32.element_type, n))).result
 
 
-def _element(vector: Any, i: int) -> Any:
-    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar."""
+def element(vector: Any, i: int) -> Any:
+    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar (at the current insertion point)."""
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
