@@ -284,3 +284,23 @@ def test_reshapes_that_merge_or_split_dynamic_dims_compile_once(name, logged):
         assert out.shape == reference(x).shape and np.allclose(out, reference(x), rtol=1e-5, atol=1e-5), x.shape
     for x, out in zip(inputs[::5], outputs[::5]):  # eager mode gives the same
         assert np.allclose(np.from_dlpack(func(tp.Tensor(x))), out, rtol=1e-5, atol=1e-5), x.shape
+
+
+def test_two_batch_dims_that_must_be_equal_stay_bounded(logged):
+    # SAM2's memory encoder: features and masks, each with its own dynamic batch, added after a convolution. Buckets
+    # that bound the two batches apart hold no valid shapes: left out, not a reason for a program per shape.
+    def fuse(pix, masks):
+        return CONV(pix) + tp.maxpool(masks, (2, 2), (2, 2))
+
+    exe, text = logged(lambda: tp.compile(fuse, args=[tp.InputInfo(((1, 2, 4), 3, 6, 6), tp.float32),
+                                                      tp.InputInfo(((1, 2, 4), 4, 12, 12), tp.float32)]))
+    assert "(plan: pix[0] <= 1, 2, 4; masks[0] <= 1, 2, 4;" in text
+    assert "left out (the program is not valid for its bounds" in text
+    before = tripy_backend.compilation_count()
+    for n in range(1, 5):
+        pix, masks = rand(n, 3, 6, 6), rand(n, 4, 12, 12)
+        want = conv_ref(pix, CONV_W["weight"], CONV_W["bias"], 1) + pool_ref(masks, "max", (2, 2), (2, 2))
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(pix), tp.Tensor(masks))), want, rtol=1e-4, atol=1e-4), n
+    assert tripy_backend.compilation_count() == before
+    with pytest.raises(tp.TripyException, match="not valid for input shapes|cannot run on inputs of shapes"):
+        exe(tp.Tensor(rand(3, 3, 6, 6)), tp.Tensor(rand(2, 4, 12, 12)))

@@ -34,7 +34,7 @@ import numpy as np
 from tripy_flatir.device import device as Device
 from tripy_flatir.logging import logger
 from tripy_backend import _xla
-from tripy_backend.bounded import SmallSize, bound_module
+from tripy_backend.bounded import SmallSize, Unsupported, bound_module
 from tripy_backend.devices import compiler_name, platform
 
 # Dims: an int (static) or the name of a variable.
@@ -225,18 +225,22 @@ class RangeProgram:
 
     def _compile_bucket(self, bucket: Tuple[int, ...], compile_one: Callable[[bytes, str], Any],
                         specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str) -> None:
+        """Compile `bucket`'s program. A bucket whose bounds the program rejects (a reshape of 3 rows to
+        (2, -1); two batch dims that must be equal, bounded apart) is left out (logged), but for the one of
+        the opt sizes: its shapes compile at their first call, where an invalid shape is reported."""
         buckets = self.buckets()
-        where = f"bucket {buckets.index(bucket) + 1}/{len(buckets)} of the declared range: "
+        where = f"bucket {buckets.index(bucket) + 1}/{len(buckets)} of the declared range"
         shapes = self.bucket_shapes(bucket)
+        opt = tuple(self.variables[n][1] for n in self.names)
         if self.exact(bucket):
-            why = where + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
+            why = f"{where}: " + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
             try:
                 module = specialize(shapes)
-            except Exception as e:  # shapes the program rejects (a reshape of 3 rows to (2, -1)): reported at a call
-                if not self.per_size or bucket == tuple(self.variables[n][1] for n in self.names):
+            except Exception as e:
+                if bucket == opt:
                     raise
-                logger.log(f"[compile] {what}: {where.rstrip(': ')} left out (the program is not valid for "
-                           f"these shapes: {_first_line(e)})", "compile")
+                logger.log(f"[compile] {what}: {where} left out (the program is not valid for these shapes: "
+                           f"{_first_line(e)})", "compile")
                 return
             self.programs[bucket] = (compile_one(module, why), [])
             return
@@ -245,10 +249,17 @@ class RangeProgram:
         except SmallSize as e:
             if len(buckets) == 1:
                 raise
-            logger.log(f"[compile] {what}: {where.rstrip(': ')} left out ({e}); its shapes compile at their first "
-                       "call", "compile")
+            logger.log(f"[compile] {what}: {where} left out ({e}); its shapes compile at their first call", "compile")
             return
-        why = where + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
+        except Unsupported:
+            raise
+        except Exception as e:  # (shape refinement failed: if a static program for the bounds fails too, they are invalid)
+            if bucket == opt or _valid(specialize, shapes):
+                raise
+            logger.log(f"[compile] {what}: {where} left out (the program is not valid for its bounds: "
+                       f"{_first_line(e)}); its shapes compile at their first call", "compile")
+            return
+        why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
         self.programs[bucket] = (compile_one(module, why), out_dims)
 
     # ---- saving the compiled code -----------------------------------------------------------------------
@@ -317,6 +328,15 @@ class RangeProgram:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
         return launcher
+
+
+def _valid(specialize: Callable[[List[Tuple[int, ...]]], bytes], shapes: List[Tuple[int, ...]]) -> bool:
+    """Whether the program takes inputs of exactly `shapes` (its shape arithmetic holds for them)."""
+    try:
+        specialize(shapes)
+    except Exception:
+        return False
+    return True
 
 
 def _first_line(e: Exception) -> str:
