@@ -114,6 +114,7 @@ class RangeProgram:
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
         self.names = list(self.variables)
         self.per_size = False  # one static program per shape (a program bounded dims cannot express)
+        self.loaded = False  # the plan was loaded (`deserialize`): compiling the programs left to compile keeps it
         self._plan(cheap=False)
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
@@ -181,7 +182,7 @@ class RangeProgram:
         if largest not in self.programs:  # (loaded from disk, see `deserialize`)
             self._compile_bucket(largest, compile_one, specialize, what)
             progress.step_done()
-        if (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
+        if (EXACT_SIZES and len(self.names) == 1 and largest in self.programs and not self.loaded
                 and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES)):
             self._plan(cheap=True)
             logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
@@ -265,14 +266,17 @@ class RangeProgram:
     # ---- saving the compiled code -----------------------------------------------------------------------
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
         """Each bucket's bounds, output dims and compiled program (bytes). A program XLA cannot serialize (on
-        jaxlib 0.10, XLA:CPU's sort) is left out (logged): loading compiles it (see ``Program.compile_range``)."""
+        jaxlib 0.10, XLA:CPU's sort) is saved without its code (empty bytes, logged), so that loading finds the
+        same plan and compiles that program (see ``Program.compile_range``)."""
         saved = []
         for bucket, (exe, out_dims) in self.programs.items():
             try:
-                saved.append((list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device))))
+                data = _xla.serialize_executable(exe, platform(self.device))
             except Exception as e:
+                data = b""
                 logger.log(f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
                            f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it", "compile")
+            saved.append((list(bucket), out_dims, data))
         return saved
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
@@ -287,9 +291,11 @@ class RangeProgram:
                 break
         else:
             raise ValueError("the saved programs were made for other buckets")
+        self.loaded = True
         for bucket, out_dims, data in saved:
-            exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
-            self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
+            if data:  # (no code: compiled by Program.compile_range)
+                exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
+                self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and their bucket has a program."""
