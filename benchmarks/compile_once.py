@@ -124,6 +124,8 @@ def vision(rng: np.random.Generator, repeats: int) -> None:
             batches, images(3), repeats)
     compare("resize linear x2 (3x32x32), batch 1..32", lambda x: tp.resize(x, scales=(1, 1, 2, 2)), batch(3), 1, 4,
             32, batches, images(3), repeats)
+    compare("flip H and W (3x32x32), batch 1..32", lambda x: tp.flip(x, dim=(2, 3)), batch(3), 1, 4, 32, batches,
+            images(3), repeats)
     compare("conv 3x3 (3 -> 16), image side 16..32", conv3, side, 16, 24, 32, [16, 19, 23, 24, 28, 32], square,
             repeats)
     compare("flip H and W, image side 16..32", lambda x: tp.flip(x, dim=(2, 3)), side, 16, 24, 32,

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tripy as tp
+import tripy_backend
 
 
 def test_arange_stop_dtype(eager_or_compiled):
@@ -32,7 +33,33 @@ def test_shape_arithmetic_stays_integral(eager_or_compiled):
     a = np.arange(48, dtype=np.float32).reshape(2, 3, 8)
     out = eager_or_compiled(lambda t: tp.reshape(t, (2, t.shape[1], t.shape[2] / 2, -1)), tp.Tensor(a))
     assert np.array_equal(np.asarray(out), a.reshape(2, 3, 4, 2))
-    assert tp.ones((2, 6)).shape[1] / 4 == 1.5  # not integral: a Python float, as 6 / 4 is
+
+
+def test_dimension_size_true_division_is_nvtripys_int32_division():
+    # nvtripy's DimensionSize is an int32 tensor and its '/' an int32 division (TensorRT's DIV), a DimensionSize
+    # however the sizes divide: SAM2's Hiera trunk takes a remainder as `x - (x / y) * y`.
+    six = tp.ones((2, 6)).shape[1]
+    for quotient, want in ((six / 4, 1), (six / tp.DimensionSize(6), 1), (15 / six, 2), (six / -4, -1),
+                           (-15 / six, -2)):
+        assert isinstance(quotient, tp.DimensionSize) and int(quotient) == want
+    assert six - (six / 4) * 4 == 2
+    assert isinstance(six / 4.0, tp.Tensor) and float(six / 4.0) == 1.5  # a float divisor divides as floats
+
+
+def test_dimension_size_true_division_at_run_time():
+    # the Hiera pattern: a window padding computed as a remainder of a run-time size
+    def pad_to_multiple(t):
+        rest = t.shape[1] - (t.shape[1] / 3) * 3
+        return t[:, :t.shape[1] - rest] * 2.0
+
+    exe = tp.compile(pad_to_multiple, args=[tp.InputInfo((2, (4, 6, 9)), tp.float32)])
+    before = tripy_backend.compilation_count()
+    inputs = {n: np.arange(2 * n, dtype=np.float32).reshape(2, n) for n in range(4, 10)}
+    for n, x in inputs.items():
+        assert np.array_equal(np.asarray(exe(tp.Tensor(x))), x[:, :n - n % 3] * 2.0), n
+    assert tripy_backend.compilation_count() == before  # no call compiles
+    for n, x in inputs.items():  # eager mode gives the same
+        assert np.array_equal(np.asarray(pad_to_multiple(tp.Tensor(x))), x[:, :n - n % 3] * 2.0), n
 
 
 def test_shape_arithmetic_with_run_time_sizes():

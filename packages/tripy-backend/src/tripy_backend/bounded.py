@@ -20,8 +20,11 @@ arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a st
    slice whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
-Ops whose run-time *values* depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount)
-raise `Unsupported`; the caller then compiles each shape as it comes.
+A window, sort, reverse, pad or indexed gather runs in a bounded program only if it does not read across a
+padded dim (``real_sizes.READS_ACROSS``): a convolution, pooling, pad, flip or top-k over the image or a
+static dim, with a dynamic batch, computes each real row from real rows only. Ops whose run-time *values*
+depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount, a window over a padded dim) raise
+`Unsupported`; the range then gets a static program per shape (see ``ranges``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
-from tripy_backend.real_sizes import RealSizes
+from tripy_backend.real_sizes import READS_ACROSS, RealSizes, element, gather_operand_dim
 
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
 _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+_SOURCE_DIMS = "tripy.source_dims"  # attribute of a reshape's marker: the dims of its source that may be padded
 _SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
 
 # Operand positions that give a dynamic op's result shape (not data).
@@ -41,13 +45,11 @@ _SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
     "stablehlo.dynamic_broadcast_in_dim": (1,), "stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_iota": (0,),
     "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_pad": (2, 3, 4), "stablehlo.dynamic_gather": (2,),
 }
-# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands (sort corrupts memory on
-# XLA:CPU; a reverse or a window would read the padding): programs with them are not bounded.
-_UNSUPPORTED = ("stablehlo.sort", "stablehlo.reduce_window", "stablehlo.reverse", "stablehlo.scatter",
-                "stablehlo.dynamic_gather", "stablehlo.convolution", "stablehlo.pad",
-                "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
-                "stablehlo.select_and_scatter", "stablehlo.cumsum", "stablehlo.dynamic_update_slice",
-                "stablehlo.dynamic_slice")
+# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands: programs with them are not
+# bounded (the range then gets a static program per shape, see ``ranges``).
+_UNSUPPORTED = ("stablehlo.scatter", "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case",
+                "stablehlo.custom_call", "stablehlo.select_and_scatter", "stablehlo.cumsum",
+                "stablehlo.dynamic_update_slice", "stablehlo.dynamic_slice")
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
 
 
@@ -107,6 +109,7 @@ def _add_twins(fn: Any) -> List[List[int]]:
     block = fn.regions[0].blocks[0]
     twin: Dict[Any, Any] = {}
     sizes = RealSizes(twin, Unsupported)
+    checks: List[Any] = []  # i1 scalars: whether the input shapes fit the program's shape arithmetic
     ops = list(block.operations)
     with ir.InsertionPoint(ops[0]):
         for arg in block.arguments:
@@ -116,14 +119,18 @@ def _add_twins(fn: Any) -> List[List[int]]:
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
+        if name in READS_ACROSS and any(not isinstance(sizes.of(op.operands[i])[d], int)
+                                        for i, d in READS_ACROSS[name](op)):
+            raise Unsupported(f"{name} over a dynamic dim is not supported with bounded dims")
         if name == "func.return":
-            return _return_sizes(op, twin, sizes)
+            return _return_sizes(op, twin, sizes, checks)
         with after:
             if name == "stablehlo.get_dimension_size":
                 twin[op.results[0]] = sizes.i32(op.operands[0], ir.IntegerAttr(op.attributes["dimension"]).value)
                 continue
             sizes.visit(op.operation)
             _twin_op(op, name, twin, sizes)
+            _check_reshape_sizes(op, name, twin, sizes, checks)
             _mark_sizes(op, name, twin, sizes)
     raise Unsupported("the program has no func.return")
 
@@ -157,18 +164,30 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
     sized = [i for i in shape_pos if op.operands[i] in twin]
     if not sized:
         return
-    if name == "stablehlo.dynamic_pad" or name == "stablehlo.dynamic_gather":
+    if name == "stablehlo.dynamic_pad":
         raise Unsupported(f"{name} with sizes that depend on the input shapes")
+    if name == "stablehlo.dynamic_gather":  # (its real sizes: real_sizes' rule, set by `_mark_sizes`)
+        dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+        if any(gather_operand_dim(op, d) in dn.start_index_map for d in dn.offset_dims if _dynamic(op.results[0], d)):
+            raise Unsupported("a gather whose slice along an indexed dim depends on the input shapes")
+        return
     result = result_op.results[0]
     dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+    source_dims: List[int] = []
     if name in _SETS_SHAPE:
         operands = [result, twin[op.operands[shape_pos[0]]]]
         attr = _SET_DIMS
+        if name == "stablehlo.dynamic_reshape":  # (its source's real sizes: to gather the real elements)
+            source_dims = [d for d, size in enumerate(sizes.of(op.operands[0])) if not isinstance(size, int)]
+            if sizes.known(op.operands[0], source_dims):
+                operands += [sizes.i32(op.operands[0], d) for d in source_dims]
     else:  # real_dynamic_slice: source, run-time start, limit, strides
         operands = [result, op.operands[0]] + [twin.get(op.operands[i], op.operands[i]) for i in shape_pos]
         attr = _SLICE
     marker = stablehlo.OptimizationBarrierOp(operands)
     marker.attributes[attr] = ir.DenseI64ArrayAttr.get(dyn)
+    if len(operands) > 2 and attr == _SET_DIMS:
+        marker.attributes[_SOURCE_DIMS] = ir.DenseI64ArrayAttr.get(source_dims)
     result.replace_all_uses_except(marker.results[0], marker.operation)
     sizes.alias(marker.results[0], result)
     if op.results[0] in twin:
@@ -183,7 +202,7 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
-    if name in _SHAPE_OPERANDS or name == "stablehlo.optimization_barrier":
+    if (name in _SHAPE_OPERANDS and name != "stablehlo.dynamic_gather") or name == "stablehlo.optimization_barrier":
         return
     for result in op.results:
         if not isinstance(result.type, ir.RankedTensorType):
@@ -200,19 +219,50 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
             twin[result] = marker.results[0]
 
 
-def _return_sizes(ret: Any, twin: Dict[Any, Any], sizes: RealSizes) -> List[List[int]]:
+def _check_reshape_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes, checks: List[Any]) -> None:
+    """A reshape to a shape computed from the input sizes holds as many elements as its source only for
+    some input shapes (``reshape(x, (2, -1))`` of an odd number of rows): eager mode and a static program
+    reject the others. Adds the check for the real sizes to `checks`."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    if name != "stablehlo.dynamic_reshape" or op.operands[1] not in twin:
+        return
+    source, shape = op.operands[0], twin[op.operands[1]]
+    rank = len(ir.RankedTensorType(source.type).shape)
+    if not sizes.known(source, list(range(rank))):
+        return
+    counts = []
+    for factors in ([sizes.i32(source, d) for d in range(rank)],
+                    [element(shape, d) for d in range(ir.RankedTensorType(shape.type).shape[0])]):
+        count = factors[0] if factors else sizes.i32(source, 0)
+        for f in factors[1:]:
+            count = stablehlo.MulOp(count, f).result
+        counts.append(count)
+    checks.append(stablehlo.CompareOp(counts[0], counts[1], stablehlo.ComparisonDirectionAttr.get("EQ")).result)
+
+
+def _return_sizes(ret: Any, twin: Dict[Any, Any], sizes: RealSizes, checks: List[Any]) -> List[List[int]]:
     """Return the twins of returned dim values, and the real size of each dynamic output dim as one more
-    output (an ``i32`` vector), computed before `ret`. Returns the dynamic dims of each output."""
+    output (an ``i32`` vector), computed before `ret`. Returns the dynamic dims of each output. If the
+    program has `checks` (see `_check_reshape_sizes`), the vector ends with 1 where they hold, 0 where not,
+    and the dims returned end with ``[-1]`` (``ranges.BoundedLauncher`` reads it)."""
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import func, stablehlo
 
     outputs = [twin.get(v, v) for v in ret.operands]
     out_dims = [[d for d, size in enumerate(ir.RankedTensorType(v.type).shape) if size < 0] for v in outputs]
     with ir.InsertionPoint(ret):
-        if any(out_dims):
-            one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
-            parts = [stablehlo.ReshapeOp(one, sizes.i32(v, d)).result
-                     for v, dims in zip(outputs, out_dims) for d in dims]
+        one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+        parts = [stablehlo.ReshapeOp(one, sizes.i32(v, d)).result for v, dims in zip(outputs, out_dims) for d in dims]
+        if checks:
+            ok = checks[0]
+            for c in checks[1:]:
+                ok = stablehlo.AndOp(ok, c).result
+            parts.append(stablehlo.ReshapeOp(one, stablehlo.ConvertOp(ir.RankedTensorType.get(
+                [], ir.IntegerType.get_signless(32)), ok).result).result)
+            out_dims.append([-1])
+        if parts:
             outputs.append(parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result)
         func.ReturnOp(outputs)
     ret.operation.erase()
@@ -250,7 +300,8 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
         if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == _DIM_MARKER:
             dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
             operand = op.operands[0]
-            size = input_sizes.get((operand.arg_number, dim)) if isinstance(operand, ir.BlockArgument) else None
+            argument = _argument(operand)
+            size = input_sizes.get((argument.arg_number, dim)) if argument is not None else None
             if size is None:
                 with after:
                     size = _real_size(operand, dim)
@@ -259,12 +310,9 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
         elif name == "stablehlo.optimization_barrier" and _SET_DIMS in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
-            check_bounds(value, dims)
-            producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
-            if isinstance(producer, ir.Operation) and producer.name == "stablehlo.reshape":
-                _check_reshape(list(ir.RankedTensorType(producer.operands[0].type).shape),
-                               list(ir.RankedTensorType(value.type).shape), dims)
+            check_bounds(value, [d for d in dims if not _is_input_size(shape, d, input_sizes)])
             with after:
+                value = _reshape_real_rows(op, value, dims)
                 for d in dims:
                     value = _set_size(value, _element(shape, d), d)
             op.results[0].replace_all_uses_with(value)
@@ -291,6 +339,121 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
                     value = _set_size(value, stablehlo.SubtractOp(_element(limit, d), starts[d]).result, d)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
+
+
+def _reshape_real_rows(marker: Any, value: Any, dims: List[int]) -> Any:
+    """`value` (a result that gets run-time sizes: `dims`), or, if it is a reshape that merges or splits a
+    padded dim with a dim before it, the same reshape of the real elements: padded ``[2 * T, C] -> [2, T, C]``
+    would leave padding between the real rows (see `_gather_real`). Raises Unsupported if the source's real
+    sizes are not known."""
+    from jax.extend.mlir import ir
+
+    producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
+    if not isinstance(producer, ir.Operation) or producer.name != "stablehlo.reshape":
+        return value
+    source = producer.operands[0]
+    src_shape, dst_shape = list(ir.RankedTensorType(source.type).shape), list(ir.RankedTensorType(value.type).shape)
+    if _SOURCE_DIMS not in marker.attributes:
+        _check_reshape(src_shape, dst_shape, dims, list(range(len(src_shape))))
+        return value
+    source_dims = list(ir.DenseI64ArrayAttr(marker.attributes[_SOURCE_DIMS]))
+    try:
+        _check_reshape(src_shape, dst_shape, dims, source_dims)
+        return value
+    except Unsupported:
+        pass
+    src_real: List[Any] = list(src_shape)
+    for d, size in zip(source_dims, list(marker.operands)[2:]):
+        src_real[d] = size
+    dst_real = [_element(marker.operands[1], d) if d in dims else n for d, n in enumerate(dst_shape)]
+    return _gather_real(source, src_real, dst_shape, dst_real)
+
+
+def _gather_real(source: Any, src_real: List[Any], dst_shape: List[int], dst_real: List[Any]) -> Any:
+    """The reshape of `source`'s real elements (real sizes `src_real`) to `dst_shape`, real elements first
+    along each dim: each result position gathers the source element with its row-major index over the real
+    result sizes `dst_real`, from where that element is in the padded source. Trailing static dims that both
+    shapes share move whole. Sizes: ints or ``i32`` scalars. (A reshape of the padded source would make XLA
+    move its padding itself, with a sort.)"""
+    import math
+
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    src_shape = list(ir.RankedTensorType(source.type).shape)
+    k = 0
+    while (k < min(len(src_shape), len(dst_shape)) - 1 and src_shape[-1 - k] == dst_shape[-1 - k]
+           and isinstance(src_real[-1 - k], int) and isinstance(dst_real[-1 - k], int)):
+        k += 1
+    suffix, src_pre, dst_pre = src_shape[len(src_shape) - k:], src_shape[:len(src_shape) - k], dst_shape[:len(dst_shape) - k]
+    count = math.prod(dst_pre)
+    i32 = ir.IntegerType.get_signless(32)
+    vec = ir.RankedTensorType.get([count], i32)
+
+    def full(x: Any) -> Any:  # an int or an i32 scalar, broadcast to the index vector
+        if isinstance(x, int):
+            x = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                ir.RankedTensorType.get([], i32), ir.IntegerAttr.get(i32, x))).result
+        return stablehlo.BroadcastInDimOp(vec, x, ir.DenseI64ArrayAttr.get([])).result
+
+    position = stablehlo.IotaOp(vec, 0).result
+    index = full(0)  # the row-major index over the real result sizes
+    for m in range(len(dst_pre)):
+        p = stablehlo.RemOp(stablehlo.DivOp(position, full(math.prod(dst_pre[m + 1:]))).result, full(dst_pre[m])).result
+        index = stablehlo.AddOp(stablehlo.MulOp(index, full(dst_real[m])).result, p).result
+    coordinates: List[Any] = []  # the source element with that index over the real source sizes
+    column = ir.RankedTensorType.get([count, 1], i32)
+    for m in reversed(range(len(src_pre))):
+        size = stablehlo.MaxOp(full(src_real[m]), full(1)).result  # (no division by a real size of 0)
+        coordinates.insert(0, stablehlo.ReshapeOp(column, stablehlo.RemOp(index, size).result).result)
+        index = stablehlo.DivOp(index, size).result
+    indices = coordinates[0] if len(coordinates) == 1 else stablehlo.ConcatenateOp(coordinates, 1).result
+    pre = list(range(len(src_pre)))
+    numbers = stablehlo.GatherDimensionNumbers.get(offset_dims=list(range(1, k + 1)), collapsed_slice_dims=pre,
+                                                   operand_batching_dims=[], start_indices_batching_dims=[],
+                                                   start_index_map=pre, index_vector_dim=1)
+    gathered = stablehlo.GatherOp(source, indices, numbers, ir.DenseI64ArrayAttr.get([1] * len(pre) + suffix)).result
+    return stablehlo.ReshapeOp(ir.RankedTensorType.get(dst_shape, ir.RankedTensorType(source.type).element_type),
+                               gathered).result
+
+
+def _is_input_size(vector: Any, i: int, input_sizes: Dict[Tuple[int, int], Any]) -> bool:
+    """Whether element `i` of a shape vector is an input's real size (through concatenations, slices,
+    reshapes and converts). Such a size with a bound of 1 is 1: a bucket's bound of 1 holds size 1 only (``ranges``)."""
+    from jax.extend.mlir import ir
+
+    value = vector
+    while True:
+        if any(value == size for size in input_sizes.values()):
+            return True
+        op = getattr(value.owner, "operation", value.owner)
+        if not isinstance(op, ir.Operation):
+            return False
+        if op.name == "stablehlo.concatenate":
+            for part in op.operands:
+                n = ir.RankedTensorType(part.type).shape[0]
+                if i < n:
+                    break
+                i -= n
+            value = part
+        elif op.name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
+            value, i = op.operands[0], 0
+        elif op.name == "stablehlo.slice":
+            value, i = op.operands[0], (list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
+                                        + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0])
+        else:
+            return False
+
+
+def _argument(value: Any) -> Any:
+    """`value` as a block argument, or None (jaxlib 0.6 gives block arguments as plain values)."""
+    from jax.extend.mlir import ir
+
+    if isinstance(value, ir.BlockArgument):
+        return value
+    if hasattr(ir.BlockArgument, "isinstance") and ir.BlockArgument.isinstance(value):
+        return ir.BlockArgument(value)
+    return None
 
 
 def _add_size_arguments(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> Dict[Tuple[int, int], Any]:
@@ -385,10 +548,12 @@ def _element(vector: Any, i: int) -> Any:
     return stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
 
 
-def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
-    """A reshape of a padded tensor is the reshape of the real one only if no dynamic dim of the result
-    is merged with or split from another dim (``[2, T, C] -> [2 * T, C]`` would put padding between the
-    rows). Raises Unsupported otherwise (conservatively: groups with one non-1 dim on each side pass)."""
+def _check_reshape(src: List[int], dst: List[int], dynamic: List[int], src_dynamic: List[int]) -> None:
+    """A reshape of a padded tensor is the reshape of the real one only if each dynamic dim it merges or
+    splits is the outermost of its group on both sides: ``[B, T, C] -> [B * T, C]`` and back, with B
+    dynamic, keep the real rows first, while ``[2, T, C] -> [2 * T, C]`` would put padding between them.
+    `dynamic`: the result's dynamic dims; `src_dynamic`: the source's dims that may be padded. Raises
+    Unsupported otherwise (groups with one non-1 dim on each side pass)."""
     i = j = 0
     while j < len(dst):
         g_src, g_dst = [i] if i < len(src) else [], [j]
@@ -402,11 +567,18 @@ def _check_reshape(src: List[int], dst: List[int], dynamic: List[int]) -> None:
                 j += 1
                 g_dst.append(j)
                 b *= dst[j]
-        if any(d in dynamic for d in g_dst) and (sum(src[k] != 1 for k in g_src) > 1 or
-                                                  sum(dst[d] != 1 for d in g_dst) > 1):
-            raise Unsupported("a reshape that merges or splits a dynamic dim with another dim")
+        merges = sum(src[k] != 1 for k in g_src) > 1 or sum(dst[d] != 1 for d in g_dst) > 1
+        outermost = not any(d in dynamic for d in g_dst[1:]) and not any(k in src_dynamic for k in g_src[1:])
+        if any(d in dynamic for d in g_dst) and merges and not outermost:
+            raise Unsupported("a reshape that merges or splits a dynamic dim with a dim before it")
         i += 1
         j += 1
+
+
+def _dynamic(value: Any, dim: int) -> bool:
+    from jax.extend.mlir import ir
+
+    return bool(ir.RankedTensorType(value.type).shape[dim] < 0)
 
 
 def _all_ones(strides: Any) -> bool:

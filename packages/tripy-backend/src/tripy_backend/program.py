@@ -105,7 +105,7 @@ class Program:
         if self._static is not None:
             return self._static  # type: ignore[no-any-return]
         if self.ranges is not None and self.ranges.covers(shapes):
-            return self.ranges.launcher(shapes, self._runtime_error)  # type: ignore[return-value]
+            return self.ranges.launcher(shapes, self._runtime_error, self._invalid_shapes)  # type: ignore[return-value]
         launcher = self._launchers.get(shapes)
         if launcher is None:
             launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
@@ -197,7 +197,10 @@ class Program:
         for bucket in self.ranges.programs:
             shapes = self.ranges.bucket_shapes(bucket)
             zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
-            self.ranges.launcher(tuple(shapes), self._runtime_error)(zeros + list(constants))
+            try:
+                self.ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(constants))
+            except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
+                continue
         logger.log(lambda: f"[compile] {self.name}: ran each bounded program once "
                            f"({time.perf_counter() - start:.3f} s)", "compile")
 
@@ -247,6 +250,15 @@ class Program:
         """Compile the module for the static input shapes `shapes`."""
         return self._compile(self._specialized_module(shapes),
                              f"specialized for input shapes {[list(s) for s in shapes]} at call time")
+
+    def _invalid_shapes(self, shapes: Sequence[Tuple[int, ...]]) -> TripyException:
+        """The error for input shapes that a bounded program found its shape arithmetic rejects: the one a
+        static program for them gives (it names the op)."""
+        try:
+            self._specialized_module(shapes)
+        except TripyException as e:
+            return e
+        return _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [])
 
     def _specialized_module(self, shapes: Sequence[Tuple[int, ...]]) -> bytes:
         """The module for the static input shapes `shapes` (bytecode, shapes refined)."""

@@ -34,7 +34,7 @@ import numpy as np
 from tripy_flatir.device import device as Device
 from tripy_flatir.logging import logger
 from tripy_backend import _xla
-from tripy_backend.bounded import SmallSize, bound_module
+from tripy_backend.bounded import SmallSize, Unsupported, bound_module
 from tripy_backend.devices import compiler_name, platform
 
 # Dims: an int (static) or the name of a variable.
@@ -114,6 +114,7 @@ class RangeProgram:
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
         self.names = list(self.variables)
         self.per_size = False  # one static program per shape (a program bounded dims cannot express)
+        self.loaded = False  # the plan was loaded (`deserialize`): compiling the programs left to compile keeps it
         self._plan(cheap=False)
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
@@ -181,7 +182,7 @@ class RangeProgram:
         if largest not in self.programs:  # (loaded from disk, see `deserialize`)
             self._compile_bucket(largest, compile_one, specialize, what)
             progress.step_done()
-        if (EXACT_SIZES and len(self.names) == 1 and largest in self.programs
+        if (EXACT_SIZES and len(self.names) == 1 and largest in self.programs and not self.loaded
                 and _xla.is_cheap(self.programs[largest][0], CHEAP_FLOPS, CHEAP_BYTES)):
             self._plan(cheap=True)
             logger.log(f"[compile] {what}: a cheap program (XLA's cost analysis): each of the {EXACT_SIZES} "
@@ -225,18 +226,22 @@ class RangeProgram:
 
     def _compile_bucket(self, bucket: Tuple[int, ...], compile_one: Callable[[bytes, str], Any],
                         specialize: Callable[[List[Tuple[int, ...]]], bytes], what: str) -> None:
+        """Compile `bucket`'s program. A bucket whose bounds the program rejects (a reshape of 3 rows to
+        (2, -1); two batch dims that must be equal, bounded apart) is left out (logged), but for the one of
+        the opt sizes: its shapes compile at their first call, where an invalid shape is reported."""
         buckets = self.buckets()
-        where = f"bucket {buckets.index(bucket) + 1}/{len(buckets)} of the declared range: "
+        where = f"bucket {buckets.index(bucket) + 1}/{len(buckets)} of the declared range"
         shapes = self.bucket_shapes(bucket)
+        opt = tuple(self.variables[n][1] for n in self.names)
         if self.exact(bucket):
-            why = where + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
+            why = f"{where}: " + ", ".join(f"{n} = {b}" for n, b in zip(self.names, bucket))
             try:
                 module = specialize(shapes)
-            except Exception as e:  # shapes the program rejects (a reshape of 3 rows to (2, -1)): reported at a call
-                if not self.per_size or bucket == tuple(self.variables[n][1] for n in self.names):
+            except Exception as e:
+                if bucket == opt:
                     raise
-                logger.log(f"[compile] {what}: {where.rstrip(': ')} left out (the program is not valid for "
-                           f"these shapes: {_first_line(e)})", "compile")
+                logger.log(f"[compile] {what}: {where} left out (the program is not valid for these shapes: "
+                           f"{_first_line(e)})", "compile")
                 return
             self.programs[bucket] = (compile_one(module, why), [])
             return
@@ -245,23 +250,33 @@ class RangeProgram:
         except SmallSize as e:
             if len(buckets) == 1:
                 raise
-            logger.log(f"[compile] {what}: {where.rstrip(': ')} left out ({e}); its shapes compile at their first "
-                       "call", "compile")
+            logger.log(f"[compile] {what}: {where} left out ({e}); its shapes compile at their first call", "compile")
             return
-        why = where + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
+        except Unsupported:
+            raise
+        except Exception as e:  # (shape refinement failed: if a static program for the bounds fails too, they are invalid)
+            if bucket == opt or _valid(specialize, shapes):
+                raise
+            logger.log(f"[compile] {what}: {where} left out (the program is not valid for its bounds: "
+                       f"{_first_line(e)}); its shapes compile at their first call", "compile")
+            return
+        why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
         self.programs[bucket] = (compile_one(module, why), out_dims)
 
     # ---- saving the compiled code -----------------------------------------------------------------------
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
         """Each bucket's bounds, output dims and compiled program (bytes). A program XLA cannot serialize (on
-        jaxlib 0.10, XLA:CPU's sort) is left out (logged): loading compiles it (see ``Program.compile_range``)."""
+        jaxlib 0.10, XLA:CPU's sort) is saved without its code (empty bytes, logged), so that loading finds the
+        same plan and compiles that program (see ``Program.compile_range``)."""
         saved = []
         for bucket, (exe, out_dims) in self.programs.items():
             try:
-                saved.append((list(bucket), out_dims, _xla.serialize_executable(exe, platform(self.device))))
+                data = _xla.serialize_executable(exe, platform(self.device))
             except Exception as e:
+                data = b""
                 logger.log(f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
                            f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it", "compile")
+            saved.append((list(bucket), out_dims, data))
         return saved
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
@@ -276,9 +291,11 @@ class RangeProgram:
                 break
         else:
             raise ValueError("the saved programs were made for other buckets")
+        self.loaded = True
         for bucket, out_dims, data in saved:
-            exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
-            self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
+            if data:  # (no code: compiled by Program.compile_range)
+                exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
+                self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and their bucket has a program."""
@@ -299,9 +316,11 @@ class RangeProgram:
         return [(shapes, launcher) for shapes, launcher in self._launchers.items()
                 if isinstance(launcher, _xla.Launcher) and launcher.out_shapes]
 
-    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception]) -> Any:
+    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception],
+                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> Any:
         """The launcher for input shapes `shapes` (which must be in range): an ``_xla.Launcher`` for an
-        exact bucket, else a ``BoundedLauncher``."""
+        exact bucket, else a ``BoundedLauncher`` (`on_invalid(shapes)`: the error for shapes that the
+        program's shape arithmetic rejects, see ``bounded._check_reshape_sizes``)."""
         launcher = self._launchers.get(shapes)
         if launcher is None:
             bucket = self._bucket(shapes)
@@ -310,11 +329,20 @@ class RangeProgram:
                 launcher = _xla.Launcher(exe, on_error)
             else:
                 launcher = BoundedLauncher(exe, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
-                                           self.device, on_error, self._handlers.setdefault(bucket, []))
+                                           self.device, on_error, self._handlers.setdefault(bucket, []), on_invalid)
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
         return launcher
+
+
+def _valid(specialize: Callable[[List[Tuple[int, ...]]], bytes], shapes: List[Tuple[int, ...]]) -> bool:
+    """Whether the program takes inputs of exactly `shapes` (its shape arithmetic holds for them)."""
+    try:
+        specialize(shapes)
+    except Exception:
+        return False
+    return True
 
 
 def _first_line(e: Exception) -> str:
@@ -337,11 +365,14 @@ def _lookup(bounds: List[int], hi: int, exact: bool = False) -> List[int]:
 class BoundedLauncher:
     """Runs a bounded program on inputs of one shape signature: pads the inputs that are smaller than
     the bucket, passes the real sizes, and gives each dynamic output as a `Padded` of its real shape
-    (learned on the first run: the same on every run). Same interface as ``_xla.Launcher``."""
+    (learned on the first run: the same on every run). Same interface as ``_xla.Launcher``. A program
+    whose output dims end with ``[-1]`` also says whether the input shapes fit its shape arithmetic (the
+    sizes vector's last element, read on the first run): if not, `on_invalid(shapes)` is raised."""
 
     def __init__(self, executable: Any, bucket_shapes: List[Tuple[int, ...]], shapes: Tuple[Tuple[int, ...], ...],
                  dynamic_dims: List[Tuple[int, int]], out_dims: List[List[int]], device: Device,
-                 on_error: Callable[[Exception], Exception], handlers: List[Any]) -> None:
+                 on_error: Callable[[Exception], Exception], handlers: List[Any],
+                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> None:
         self._execute = executable.execute_sharded
         self.error_types = _xla.runtime_error_types()
         self.on_error = on_error
@@ -350,8 +381,12 @@ class BoundedLauncher:
         self._pad = [(i, bucket_shapes[i], tuple(slice(0, n) for n in shapes[i]))
                      for i in range(len(shapes)) if tuple(shapes[i]) != bucket_shapes[i]]
         self._sizes = [_xla.to_device(np.int32(shapes[i][d]), self._platform, self._index) for i, d in dynamic_dims]
+        self._checked = bool(out_dims) and out_dims[-1] == [-1]
+        out_dims = out_dims[:-1] if self._checked else out_dims
+        self._shapes = shapes
+        self._on_invalid = on_invalid
         self._num_outputs = len(out_dims)
-        self._has_sizes = any(out_dims)
+        self._has_sizes = any(out_dims) or self._checked
         self._out_dims = out_dims
         self._out_shapes: Optional[List[Tuple[int, ...]]] = None
         # XLA's C++ result handlers (as _xla.Launcher): the same for every shape of the bucket, so shared by
@@ -378,7 +413,11 @@ class BoundedLauncher:
                 self._handlers[:] = [_xla.result_handler(o) for o in outputs]
             shapes = [tuple(o.shape) for o in outputs[:self._num_outputs]]
             if self._has_sizes:
-                sizes = iter(np.asarray(outputs[-1]).tolist())
+                values = np.asarray(outputs[-1]).tolist()
+                if self._checked and not values.pop():
+                    raise (self._on_invalid(self._shapes) if self._on_invalid is not None else
+                           ValueError(f"The program is not valid for input shapes {[list(s) for s in self._shapes]}"))
+                sizes = iter(values)
                 shapes = [tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
                           for shape, dims in zip(shapes, self._out_dims)]
             self._out_shapes = shapes

@@ -16,7 +16,7 @@ dynamic op's result has the sizes its shape operand computes, and so on, whateve
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Union
+from typing import Any, Callable, Dict, List, Tuple, Union
 
 _ELEMENTWISE = {f"stablehlo.{n}" for n in (
     "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine count_leading_zeros divide "
@@ -167,18 +167,61 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota: element `d` of the (run-time) shape."""
     position = 0 if op.name == "stablehlo.dynamic_iota" else 1
     shape = op.operands[position]
-    return _element(s.twin.get(shape, shape), d)
+    static = staticelement(shape, d)
+    return static if static is not None else element(s.twin.get(shape, shape), d)
 
 
 def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """ceil((limit - start) / stride) along `d`, from the run-time start, limit and stride."""
     from jax.extend.mlir.dialects import stablehlo
 
-    start, limit, stride = (_element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
+    start, limit, stride = (element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
     extent = stablehlo.SubtractOp(limit, start).result
     one = _constant(1)
     rounded = stablehlo.AddOp(extent, stablehlo.SubtractOp(stride, one).result).result
     return stablehlo.DivOp(rounded, stride).result
+
+
+def _convolution(s: RealSizes, op: Any, i: int, d: int) -> Size:
+    """The batch has the input's size, the features the kernel's; a spatial dim is read across (see
+    `READS_ACROSS`): its size is not needed."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    dn = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    if d == dn.output_batch_dimension and _int(op, "batch_group_count") == 1:
+        return s.of(op.operands[0])[dn.input_batch_dimension]
+    if d == dn.output_feature_dimension:
+        return s.of(op.operands[1])[dn.kernel_output_feature_dimension]
+    return Unknown(op.name)
+
+
+def _along(s: RealSizes, op: Any, i: int, d: int) -> Size:
+    """reduce_window, pad, reverse, sort: a dim the op does not read across has its operand's size."""
+    operand = op.operands[i] if op.name in ("stablehlo.sort", "stablehlo.reduce_window") else op.operands[0]
+    if any(k == d for _, k in READS_ACROSS[op.name](op)):
+        return Unknown(op.name)
+    return s.of(operand)[d]
+
+
+def _dynamic_gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
+    """An offset dim has the run-time slice size of its operand dim; a batch dim is a dim of the indices."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    if d not in dn.offset_dims:
+        return _gather(s, op, i, d)
+    slice_sizes, k = op.operands[2], gather_operand_dim(op, d)
+    static = staticelement(slice_sizes, k)
+    return static if static is not None else element(s.twin.get(slice_sizes, slice_sizes), k)
+
+
+def gather_operand_dim(op: Any, d: int) -> int:
+    """The operand dim that offset dim `d` of a gather's result slices."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    skipped = {*dn.collapsed_slice_dims, *dn.operand_batching_dims}
+    return [k for k in range(len(ir_shape(op.operands[0]))) if k not in skipped][list(dn.offset_dims).index(d)]
 
 
 _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
@@ -187,6 +230,60 @@ _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
     "stablehlo.dot_general": _dot_general, "stablehlo.concatenate": _concatenate,
     "stablehlo.dynamic_broadcast_in_dim": _from_shape_operand, "stablehlo.dynamic_reshape": _from_shape_operand,
     "stablehlo.dynamic_iota": _from_shape_operand, "stablehlo.gather": _gather, "stablehlo.real_dynamic_slice": _real_dynamic_slice,
+    "stablehlo.convolution": _convolution, "stablehlo.reduce_window": _along, "stablehlo.pad": _along,
+    "stablehlo.reverse": _along, "stablehlo.sort": _along, "stablehlo.dynamic_gather": _dynamic_gather,
+}
+
+
+# ---- the dims an op reads across ----------------------------------------------------------------------
+# A window, a sort, a reverse, a pad or an indexed gather reads across some dims of its operands: with one of
+# them padded, real results would read the padding (and sort corrupted memory on XLA:CPU). A bounded program
+# keeps such an op only if none of those dims is dynamic (``bounded``). A dim it only runs along, row by row (a
+# batch), stays padded: padding rows do not change real rows. Each function gives the (operand, dim) pairs.
+def _conv_dims(op: Any) -> List[Tuple[int, int]]:
+    from jax.extend.mlir.dialects import stablehlo
+
+    rank = len(ir_shape(op.operands[0]))
+    if _int(op, "batch_group_count") != 1:  # (groups of the batch: mixes rows)
+        return [(0, d) for d in range(rank)]
+    batch = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"]).input_batch_dimension
+    return [(0, d) for d in range(rank) if d != batch] + [(1, d) for d in range(len(ir_shape(op.operands[1])))]
+
+
+def _window_dims(op: Any) -> List[Tuple[int, int]]:
+    """reduce_window: the dims whose window is wider than one element, strided, dilated or padded."""
+    trivial = {"window_dimensions": 1, "window_strides": 1, "base_dilations": 1, "window_dilations": 1}
+    wide = {d for name, one in trivial.items() if name in op.attributes
+            for d, v in enumerate(_dense(op.attributes[name])) if v != one}
+    if "padding" in op.attributes:
+        wide |= {k // 2 for k, v in enumerate(_dense(op.attributes["padding"])) if v != 0}
+    inputs = len(op.operands) // 2  # (the inputs, then as many init values)
+    return [(i, d) for i in range(inputs) for d in sorted(wide)]
+
+
+def _pad_dims(op: Any) -> List[Tuple[int, int]]:
+    amounts = zip(*(_ints(op, n) for n in ("edge_padding_low", "edge_padding_high", "interior_padding")))
+    return [(0, d) for d, a in enumerate(amounts) if any(a)]
+
+
+def _sort_dims(op: Any) -> List[Tuple[int, int]]:
+    dim = _int(op, "dimension") % len(ir_shape(op.operands[0]))
+    return [(i, dim) for i in range(len(op.operands))]
+
+
+def _gather_dims(op: Any) -> List[Tuple[int, int]]:
+    """A gather indexes its operand's start_index_map dims (starts clamped to the padded size) and collapses
+    some: those may not be padded. Its other dims are sliced from 0, so their real rows come first."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    return [(0, d) for d in sorted({*dn.start_index_map, *dn.collapsed_slice_dims, *dn.operand_batching_dims})]
+
+
+READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
+    "stablehlo.convolution": _conv_dims, "stablehlo.reduce_window": _window_dims, "stablehlo.pad": _pad_dims,
+    "stablehlo.reverse": lambda op: [(0, d) for d in _ints(op, "dimensions")], "stablehlo.sort": _sort_dims,
+    "stablehlo.dynamic_gather": _gather_dims,
 }
 
 
@@ -203,6 +300,50 @@ def _ints(op: Any, name: str) -> List[int]:
     return [int(x) for x in ir.DenseI64ArrayAttr(op.attributes[name])]
 
 
+def staticelement(vector: Any, i: int) -> Union[int, None]:
+    """Element `i` of a rank-1 integer vector if the program computes it from constants and static dims
+    alone (a shape operand the frontend built as a concatenation of dim sizes), else None. A dim typed ``?``
+    whose size is such an element is static: no bucket pads it."""
+    from jax.extend.mlir import ir
+
+    op = getattr(vector.owner, "operation", vector.owner)
+    if not isinstance(op, ir.Operation):
+        return None
+    if op.name == "stablehlo.constant":
+        values = ir.DenseIntElementsAttr(op.attributes["value"])
+        return int(values[0] if values.is_splat else values[i])
+    if op.name == "stablehlo.concatenate":
+        for part in op.operands:
+            n = ir_shape(part)[0]
+            if i < n:
+                return staticelement(part, i)
+            i -= n
+        return None
+    if op.name in ("stablehlo.reshape", "stablehlo.convert") and len(ir_shape(op.operands[0])) <= 1:
+        return staticelement(op.operands[0], 0 if not ir_shape(op.operands[0]) else i)
+    if op.name == "stablehlo.get_dimension_size":
+        size = ir_shape(op.operands[0])[_int(op, "dimension")]
+        return size if size >= 0 else None
+    return None
+
+
+def _int(op: Any, name: str) -> int:
+    from jax.extend.mlir import ir
+
+    return int(ir.IntegerAttr(op.attributes[name]).value)
+
+
+def _dense(attr: Any) -> List[int]:
+    """The integers of a dense array or dense elements attribute (reduce_window's padding is the latter)."""
+    from jax.extend.mlir import ir
+
+    try:
+        return [int(x) for x in ir.DenseI64ArrayAttr(attr)]
+    except (TypeError, ValueError):
+        values = ir.DenseIntElementsAttr(attr)
+        return [int(values[i]) for i in range(len(values))]
+
+
 def _constant(n: int) -> Any:
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
@@ -211,8 +352,8 @@ def _constant(n: int) -> Any:
     return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(i32, ir.IntegerAttr.get(i32.element_type, n))).result
 
 
-def _element(vector: Any, i: int) -> Any:
-    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar."""
+def element(vector: Any, i: int) -> Any:
+    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar (at the current insertion point)."""
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 

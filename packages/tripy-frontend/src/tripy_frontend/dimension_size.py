@@ -23,10 +23,9 @@ class DimensionSize(Tensor):
     """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
     size prints as a number.
 
-    Arithmetic stays integral where Python's would: ``+``, ``-``, ``*``, ``//`` and ``%`` give
-    DimensionSizes, and so does ``/`` by an int that divides the size (``a.shape[2] / 2``); a static
-    size that does not divide gives a Python float, as ``6 / 4`` does. For a size known only at run
-    time, ``/`` divides as integers (it cannot know whether the division is exact).
+    Arithmetic on sizes and ints gives DimensionSizes: ``+``, ``-``, ``*``, ``//`` and ``%`` as Python's
+    ints do, and ``/`` as nvtripy's does, an int32 division that rounds toward zero (``7 / 2 == 3``,
+    so ``x - (x / y) * y`` is the remainder), whether the sizes are static or known only at run time.
 
     .. code-block:: python
 
@@ -34,6 +33,7 @@ class DimensionSize(Tensor):
         assert str(a.shape[1]) == "3"
         half = a.shape[2] / 2
         assert isinstance(half, tp.DimensionSize) and half == 4
+        assert a.shape[1] / 2 == 1 and a.shape[1] - (a.shape[1] / 2) * 2 == 1
         assert tp.reshape(a, (2, a.shape[1], a.shape[2] / 2, -1)).shape == (2, 3, 4, 2)
         assert tp.DimensionSize(5, name="five") + 1 == 6
     """
@@ -74,11 +74,13 @@ class DimensionSize(Tensor):
 
     def __truediv__(self, other: Any) -> Any:
         if isinstance(other, (int, np.integer)) and not isinstance(other, bool) or isinstance(other, DimensionSize):
-            a, b = self._static, static_value(other) if isinstance(other, DimensionSize) else int(other)
-            if a is not None and b is not None and b != 0 and a % b != 0:
-                return a / b
-            return self // other
+            return _integer_div(self, other)
         return Tensor.__truediv__(self, other)  # type: ignore[attr-defined]
+
+    def __rtruediv__(self, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            return _integer_div_reflected(self, other)
+        return Tensor.__rtruediv__(self, other)  # type: ignore[attr-defined]
 
     def __int__(self) -> int:
         return self._static if self._static is not None else int(Tensor._scalar(self))
@@ -149,6 +151,14 @@ for _name, _kind, _fold in [("add", Kind.SUM, operator.add), ("sub", Kind.SUB, o
                             ("mod", Kind.MOD, operator.mod)]:
     setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
     setattr(DimensionSize, f"__r{_name}__", _arith(_kind, _fold, reflected=True))
+def _truncating_div(a: int, b: int) -> int:
+    """int32 division as nvtripy's (TensorRT's) and StableHLO's: rounds toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_integer_div = _arith(Kind.DIV, _truncating_div)
+_integer_div_reflected = _arith(Kind.DIV, _truncating_div, reflected=True)
 for _name, _kind, _fold in [("eq", Kind.EQ, operator.eq), ("ne", Kind.NE, operator.ne), ("lt", Kind.LT, operator.lt),
                             ("le", Kind.LE, operator.le), ("gt", Kind.GT, operator.gt), ("ge", Kind.GE, operator.ge)]:
     setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))

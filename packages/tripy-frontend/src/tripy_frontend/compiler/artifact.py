@@ -206,7 +206,7 @@ def _read_compiled(c: Any, member: Any) -> SavedCode:
                 and isinstance(c.get("bounded", True), bool) and isinstance(c.get("specializations", []), list)):
             return False
         return (all(isinstance(m, dict) and _is_int_list(m.get("bucket"), 0) and isinstance(m.get("out_dims"), list)
-                    and all(_is_int_list(d, 0) for d in m["out_dims"]) for m in c["programs"])
+                    and all(_is_int_list(d, -1) for d in m["out_dims"]) for m in c["programs"])  # (-1: see ranges)
                 and all(isinstance(m, dict) and isinstance(m.get("shapes"), list)
                         and all(_is_int_list(s, 0) for s in m["shapes"]) for m in c.get("specializations", []))
                 and isinstance(c.get("static", {}), dict))
