@@ -136,6 +136,7 @@ SAMPLES: Dict[str, Tuple[Build, Optional[Callable[..., Any]]]] = {
     "concatenate": (lambda d: A([t(d.T1), t(d.T1, Y)], 1), np.concatenate),
     "stack": (lambda d: A([t(d.T1), t(d.T1, Y)], 1), lambda ts, dim: np.stack(ts, axis=dim)),
     "copy": (lambda d: A(t(d.T1), tp.device("cpu")), lambda x, device: x),
+    "shard": (lambda d: A(t(d.T1), tp.Sharding(tp.Mesh((1,), ("x",)), (None, "x"))), lambda x, sharding: x),
     # creation
     "full": (lambda d: A((2, 3), 1, d.T1), lambda shape, value, dtype: np.full(shape, value)),
     "ones": (lambda d: A((2, 3), d.T1), lambda shape, dtype: np.ones(shape)),

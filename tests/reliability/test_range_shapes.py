@@ -80,3 +80,27 @@ def test_eager_agrees_with_the_range_program_on_a_folded_result():
     for n in (7, 5, 3, 9, 2):
         a = tp.Tensor(np.ones(n, bool))
         assert np.from_dlpack(exe(a)).shape == np.from_dlpack(a >= a).shape == (n,)
+
+
+def test_shape_arithmetic_dividing_by_a_size_that_can_be_zero_is_an_error_not_a_crash():
+    # At the bucket where t.shape[1] % 3 == 0, StableHLO's shape refinement folded an integer division by
+    # zero in C++ and the process died of SIGFPE inside tp.compile.
+    def f(t):
+        return tp.reshape(t, (t.shape[0], t.shape[1] % 3, -1))
+
+    with pytest.raises(tp.TripyException, match=r"not valid for input shapes \[\[2, 3\]\]"):
+        tp.compile(f, args=[tp.InputInfo(((1, 2, 4), (1, 3, 6)), tp.float32)])
+
+
+@pytest.mark.parametrize("op", ["//", "%", "/"])
+def test_integer_division_by_zero_is_zero_in_shape_arithmetic_and_on_tensors(op):
+    apply = {"//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b}[op]
+    exe = tp.compile(lambda t: tp.ones((apply(t.shape[0], t.shape[1] % 3) + 1,)),
+                     args=[tp.InputInfo(((1, 4, 8), (2, 3, 4)), tp.float32)])
+    for rows, cols in [(4, 3), (5, 4), (6, 2)]:
+        divisor = cols % 3
+        size = 0 if divisor == 0 else (rows // divisor if op != "%" else rows % divisor)
+        assert np.from_dlpack(exe(tp.Tensor(np.zeros((rows, cols), np.float32)))).shape == (size + 1,)
+    if op != "/":  # (an integer tensor's '/' is true division, as in NumPy: x / 0 is inf there)
+        a, b = np.array([7, -7, 5], np.int32), np.array([2, 0, 0], np.int32)
+        assert np.from_dlpack(apply(tp.Tensor(a), tp.Tensor(b))).tolist()[1:] == [0, 0]

@@ -112,6 +112,8 @@ class BinaryElementwise(BaseTraceOp):
             _floor_div(a, b, out)
         elif kind is Kind.MOD:
             _python_mod(a, b, out)
+        elif kind is Kind.DIV and not a.dtype.is_floating:
+            _int_div(a, b, out)
         else:
             FLAT_OPS[kind].build([a, b], [out])
 
@@ -169,8 +171,9 @@ def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
         return
     # Integer division truncates toward zero; floor division rounds down (as in Python and NumPy).
     q, r, q_minus_1, floored = _like(a), _like(a), _like(a), _like(a)
-    DivideOp.build([a, b], [q])
-    RemOp.build([a, b], [r])
+    divisor = _nonzero_divisor(b)
+    DivideOp.build([a, divisor], [q])
+    RemOp.build([a, divisor], [r])
     zero, one = _full(a, 0), _full(a, 1)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
@@ -178,6 +181,24 @@ def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     SubtractOp.build([q, one], [q_minus_1])
     SelectOp.build([adjust, q_minus_1, q], [floored])
     _zero_where_divisor_is_zero(b, floored, out)
+
+
+def _nonzero_divisor(b: FlatIRTensor) -> FlatIRTensor:
+    """An integer divisor with 1 where it is 0: a division by zero never runs, not even when StableHLO's shape
+    refinement folds shape arithmetic (it divides in C++ and the process dies of SIGFPE); the result there is
+    replaced by 0 afterwards (``_zero_where_divisor_is_zero``)."""
+    zero, one = _full(b, 0), _full(b, 1)
+    b_zero, out = _like(b, dtypes.bool), _like(b)
+    CompareOp.build([b, zero], [b_zero], direction="EQ")
+    SelectOp.build([b_zero, one, b], [out])
+    return out
+
+
+def _int_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
+    """Integer '/' (StableHLO's division, rounding toward zero), 0 where the divisor is 0."""
+    q = _like(a)
+    DivideOp.build([a, _nonzero_divisor(b)], [q])
+    _zero_where_divisor_is_zero(b, q, out)
 
 
 def _zero_where_divisor_is_zero(b: FlatIRTensor, result: FlatIRTensor, out: FlatIRTensor) -> None:
@@ -220,7 +241,7 @@ def _float_floor_div(a: FlatIRTensor, b: FlatIRTensor, out: "FlatIRTensor | None
 def _python_mod(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     # stablehlo.remainder takes the sign of the dividend; Python/NumPy's % takes the sign of the divisor.
     r, r_plus_b = _like(a), _like(a)
-    RemOp.build([a, b], [r])
+    RemOp.build([a, b if a.dtype.is_floating else _nonzero_divisor(b)], [r])
     zero = _full(a, 0)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
