@@ -605,9 +605,10 @@ def _dtype_name(dtype: Any) -> str:
 TOLERANCE = {"float32": 1e-4, "float16": 1e-2}
 
 
-def close(got: np.ndarray, want: np.ndarray) -> Optional[str]:
+def close(got: np.ndarray, want: np.ndarray, rtol: Optional[float] = None) -> Optional[str]:
     """None if `got` matches `want` (same dtype and shape; floats: same NaN and infinity positions, finite values
-    within a relative tolerance for the dtype scaled by the largest finite magnitude); else what differs."""
+    within a relative tolerance, the dtype's unless `rtol` is given, scaled by the largest finite magnitude); else
+    what differs."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
     if want.dtype.kind != "f":
@@ -616,11 +617,16 @@ def close(got: np.ndarray, want: np.ndarray) -> Optional[str]:
     if not (np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(np.where(np.isinf(w), w, 0), np.where(np.isinf(g), g, 0))):
         return f"NaN/inf differ: got {got.tolist()}, expected {want.tolist()}"
     finite = np.isfinite(w)
-    rtol = TOLERANCE[want.dtype.name]
+    rtol = rtol or TOLERANCE[want.dtype.name]
     scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
     if np.all(np.abs(g[finite] - w[finite]) <= rtol * (np.abs(w[finite]) + 1e-2 * scale)):
         return None
     return f"values differ: got {got.tolist()}, expected {want.tolist()}"
+
+
+def _passes_float16(case: Case) -> bool:
+    return any(a.dtype == np.float16 for a in case.inputs) or any(
+        params.get("dtype") == "float16" for _, params in case.steps)
 
 
 def check(case: Case, mode: str) -> Tuple[str, str]:
@@ -670,7 +676,9 @@ def _judge(case: Case, mode: str, run: Callable[[], np.ndarray]) -> Tuple[str, s
         return "refusal", expected + " (documented: a dynamic dim empty at run time gives the identity)"
     if expected is not None:
         return "bad-refusal", f"accepted an invalid program ({expected}): got {got.dtype}{list(got.shape)}"
-    why_exact, why_wide = close(got, exact), close(got, wide)
+    # (a chain that computes in float16 somewhere is only as precise as float16, even if it ends in float32)
+    rtol = TOLERANCE["float16"] if _passes_float16(case) else None
+    why_exact, why_wide = close(got, exact, rtol), close(got, wide, rtol)
     if why_exact is None or why_wide is None:
         return "match", ""
     return "mismatch", why_exact
