@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
 from tripy_backend.real_sizes import READS_ACROSS, RealSizes, element, gather_operand_dim
+from tripy_flatir.mlir_utils import bytecode, context, main_function
 
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
@@ -72,8 +73,6 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     several shapes (a bucket of one shape is an ordinary static program, see ``ranges``). Raises `SmallSize`
     if a computed size has a bound of 0 or 1."""
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import bytecode, context
 
     if any(bucket[i][d] == 0 for i, d in dynamic_dims):
         # An empty input next to padded dims: XLA's dynamic padder divides by sizes of 0 (SIGFPE).
@@ -484,7 +483,6 @@ def _set_input_sizes(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
 
 # ---- helpers ----------------------------------------------------------------------------------------
 def _main(module: Any) -> Any:
-    from tripy_flatir.mlir_utils import main_function
 
     fn = main_function(module)
     if fn is None:

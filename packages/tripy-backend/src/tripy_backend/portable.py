@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Tuple
 
 from tripy_backend import _xla
+from tripy_flatir.mlir_utils import bytecode, context
 
 
 def target_version() -> str:
@@ -29,8 +30,6 @@ def serialize(module_bytes: bytes) -> Tuple[bytes, str]:
 def deserialize(artifact: bytes) -> bytes:
     """The module's bytecode from an artifact. Raises ValueError if it is not a valid artifact."""
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import bytecode, context
 
     try:
         text = _xla.deserialize_portable_artifact(artifact)

@@ -36,6 +36,7 @@ from tripy_flatir import locations, sharding
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
+from tripy_flatir.mlir_utils import bytecode, context, main_function
 from tripy_backend import _xla, cpu_plan, disk_cache, size_errors
 from tripy_backend.devices import compiler_name, platform
 from tripy_backend.ranges import Dim, RangeProgram
@@ -289,8 +290,6 @@ def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], h
     verified: inputs whose shapes the program cannot accept together (e.g. ``+`` of dims 2 and 4) are
     reported here, against the user's code."""
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import bytecode, context, main_function
 
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from typing import List, Optional, Tuple
+from tripy_flatir.mlir_utils import context
 
 _SIZE_ERROR = re.compile(r"RESOURCE_EXHAUSTED|[Oo]ut of memory|overflow in static extent")
 _TENSOR_TYPE = re.compile(r"tensor<((?:[0-9?]+x)*)([a-z]+)(\d+)>")
@@ -24,8 +25,6 @@ def largest_op(module_bytes: bytes, message: str) -> Tuple[List[str], List[str]]
 
 def _largest(module_bytes: bytes) -> Optional[Tuple[int, str, str]]:
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import context
 
     best: Optional[Tuple[int, str, str]] = None
     with context():

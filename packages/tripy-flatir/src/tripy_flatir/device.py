@@ -1,6 +1,7 @@
 """Devices: where a tensor's data lives and where a program runs."""
 
 from __future__ import annotations
+from tripy_flatir.exceptions import TripyException
 
 
 class device:
@@ -14,7 +15,6 @@ class device:
     KINDS = ("cpu", "gpu")
 
     def __init__(self, device: str) -> None:
-        from tripy_flatir.exceptions import TripyException
 
         if not isinstance(device, str):
             raise TripyException(f"device must be a string like 'cpu' or 'gpu:0', but got {type(device).__name__}.")

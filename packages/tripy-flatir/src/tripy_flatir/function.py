@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 from tripy_flatir.exceptions import TripyException, format_report
 from tripy_flatir.locations import describe, op_location, parse
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.mlir_utils import context
 
 if TYPE_CHECKING:
     from tripy_flatir.ops.base import BaseFlatIROp
@@ -88,8 +89,6 @@ class FlatIRFunction:
         """Build and verify the StableHLO module (``func.func @main``). Raises TripyException on failure."""
         from jax.extend.mlir import ir
         from jax.extend.mlir.dialects import func
-
-        from tripy_flatir.mlir_utils import context
 
         with context(), ir.Location.unknown():
             module = ir.Module.create()

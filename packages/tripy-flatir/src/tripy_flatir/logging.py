@@ -31,6 +31,7 @@ import textwrap
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
+from tripy_flatir.exceptions import TripyException
 
 TOPICS = ("trace", "flat_ir", "mlir", "compile", "timing", "cache")
 """Topics: IR dumps and compiler/cache diagnostics."""
@@ -112,7 +113,6 @@ class Logger:
             return frozenset(VERBOSITY_CONFIGS) - {"ir"}
         unknown = names - set(VERBOSITY_CONFIGS)
         if unknown:
-            from tripy_flatir.exceptions import TripyException
 
             raise TripyException(f"Unknown logger topic(s) {sorted(unknown)}; choose from "
                                  f"{list(VERBOSITY_CONFIGS)} or 'all'.")
@@ -149,7 +149,6 @@ class Logger:
         ``mode="once"`` prints a given message only the first time. (`stack_depth` is accepted for nvtripy
         code; tripy's verbosity is global, so it is not needed.)"""
         if verbosity not in VERBOSITY_CONFIGS or verbosity == "ir":
-            from tripy_flatir.exceptions import TripyException
 
             raise TripyException(f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
                                  f"{[v for v in VERBOSITY_CONFIGS if v != 'ir']}.")

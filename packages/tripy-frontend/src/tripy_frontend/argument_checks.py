@@ -18,7 +18,8 @@ from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 import numpy as np
 
-from tripy_flatir.exceptions import TripyException
+from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir import stack_info
 from tripy_frontend import config
 from tripy_frontend.tracebacks import strip_tripy_frames
 
@@ -200,8 +201,6 @@ def _short(value: Any) -> bool:
 
 
 def _report(message: str, details: List[str]) -> typing.NoReturn:
-    from tripy_flatir import stack_info
-    from tripy_flatir.exceptions import raise_error
 
     raise_error(message, stack_info.capture(), details)
 

@@ -9,7 +9,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from tripy_flatir import dtypes
+from tripy_flatir import dtypes, stack_info
+from tripy_flatir.device import CPU
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.dim_size import DimSize
@@ -49,8 +50,6 @@ class DimensionSize(Tensor):
     @property  # type: ignore[override]
     def trace_tensor(self) -> TraceTensor:  # built lazily: most static sizes never enter a graph
         if self._tt is None:
-            from tripy_flatir import stack_info
-            from tripy_flatir.device import CPU
 
             op = Constant.build([], stack_info.capture(), value=np.int32(self._static or 0), dtype=dtypes.int32, device=CPU)
             self._tt = op.outputs[0]

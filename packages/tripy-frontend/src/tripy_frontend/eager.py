@@ -11,8 +11,9 @@ from typing import Any, List, NoReturn, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile
 from tripy_backend.devices import compiler_name
-from tripy_flatir.exceptions import TripyException
+from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
+from tripy_flatir import stack_info
 from tripy_trace.ops.constant import Scalar
 from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import Storage, store_results
@@ -87,8 +88,6 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
 
 
 def _cannot_evaluate_sharded(t: Any) -> NoReturn:
-    from tripy_flatir import stack_info
-    from tripy_flatir.exceptions import raise_error
 
     raise_error("Eager ops run on one device, but this tensor is split across several devices (tripy.shard or a "
                 "sharded program's result).", stack_info.capture(),
@@ -98,8 +97,6 @@ def _cannot_evaluate_sharded(t: Any) -> NoReturn:
 
 
 def _cannot_evaluate_traced(placeholder: Any) -> NoReturn:
-    from tripy_flatir import stack_info
-    from tripy_flatir.exceptions import raise_error
 
     raise_error("Cannot evaluate a tensor while tripy.compile() traces the function: it depends on a runtime input, "
                 "whose value is only known when the compiled executable is called.", stack_info.capture(),

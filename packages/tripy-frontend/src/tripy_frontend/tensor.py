@@ -160,7 +160,7 @@ class Tensor:
     @property
     def shape(self) -> Tuple["DimensionSize", ...]:
         """The shape as a tuple of ``DimensionSize`` values (ints when known, run-time values when not)."""
-        from tripy_frontend.dimension_size import shape_of
+        from tripy_frontend.dimension_size import shape_of  # (a Tensor subclass: imported once Tensor exists)
 
         return shape_of(self)
 
@@ -238,22 +238,14 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def __bool__(self) -> bool:
-        from tripy_frontend.dimension_size import static_value
-
-        v = static_value(self)
-        if v is not None:
-            return bool(v)
-        array = self._numpy()
+        array = self._numpy()  # (a static DimensionSize's without evaluating: see its _numpy)
         if array.size != 1:
             raise_error(f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
                         self.stack_info, ["Use tripy.any() or tripy.all() to reduce it first."])
         return bool(array.reshape(()))
 
-    def __int__(self) -> int:
-        from tripy_frontend.dimension_size import static_value
-
-        v = static_value(self)
-        return int(v) if v is not None else int(self._scalar())
+    def __int__(self) -> int:  # (DimensionSize has its own)
+        return int(self._scalar())
 
     def __float__(self) -> float:
         return float(self._scalar())

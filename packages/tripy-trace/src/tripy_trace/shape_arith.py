@@ -13,6 +13,10 @@ from typing import Any, Callable, Sequence, Union
 
 from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_trace import lowering
+from tripy_flatir.ops.compare import CompareOp
+from tripy_flatir.ops.select import SelectOp
+import tripy_flatir.ops as flat_ops
 
 Value = Union[int, FlatIRTensor]
 
@@ -26,7 +30,6 @@ class Arith:
         """`v` as a 1-element int32 tensor."""
         if isinstance(v, FlatIRTensor):
             return v
-        from tripy_trace import lowering
 
         assert self.device is not None, "run-time arithmetic needs a device"
         return lowering.constant([int(v)], dtypes.int32, self.device, (1,))
@@ -39,7 +42,6 @@ class Arith:
     def _binary(self, a: Value, b: Value, fold: Callable[[int, int], int], op_name: str) -> Value:
         if self.is_static(a) and self.is_static(b):
             return fold(int(a), int(b))  # type: ignore[arg-type]
-        import tripy_flatir.ops as flat_ops
 
         out = FlatIRTensor.build((1,), dtypes.int32, self.device)
         getattr(flat_ops, op_name).build([self.tensor(a), self.tensor(b)], [out])
@@ -87,8 +89,6 @@ class Arith:
             return if_negative if int(cond) < 0 else otherwise  # type: ignore[arg-type]
         if self.is_static(if_negative) and self.is_static(otherwise) and if_negative == otherwise:
             return if_negative
-        from tripy_flatir.ops.compare import CompareOp
-        from tripy_flatir.ops.select import SelectOp
 
         is_neg = FlatIRTensor.build((1,), dtypes.bool, self.device)
         CompareOp.build([self.tensor(cond), self.tensor(0)], [is_neg], direction="LT")
@@ -98,7 +98,6 @@ class Arith:
 
     def concat(self, values: Sequence[Value]) -> FlatIRTensor:
         """The values as one 1-D int32 tensor (a shape or a list of indices)."""
-        from tripy_trace import lowering
 
         if all(self.is_static(v) for v in values):
             return lowering.constant([int(v) for v in values], dtypes.int32, self.device, (len(values),))  # type: ignore[arg-type]

@@ -39,6 +39,7 @@ import numpy as np
 from tripy_backend import SavedCode
 from tripy_flatir import dtypes
 from tripy_flatir.sharding import Layout
+from tripy_flatir.mlir_utils import context, main_function, tensor_type
 from tripy_frontend.compiler.dimension_input_info import input_info_from_json
 from tripy_frontend.compiler.input_info import InputInfo, dtype_from_name
 
@@ -276,8 +277,6 @@ def _check_header(h: Any) -> None:
 def check_signature(module_bytes: bytes, contents: Contents) -> None:
     """Check the program's main function against the header's signature. Raises FormatError."""
     from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import context, main_function, tensor_type
 
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)

@@ -20,6 +20,7 @@ from tripy_frontend.compiler.input_info import Bounds, InputInfo
 from tripy_frontend.compiler.named_dimension import check_bounds
 from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.dimension_size import DimensionSize
 
 # The element type of the hidden input (it holds no elements).
 CARRIER_DTYPE = dtypes.bool
@@ -60,7 +61,6 @@ class DimensionInputInfo(InputInfo):
     __slots__ = ()
 
     def __init__(self, value_bounds: Tuple[Any, Any, Any]) -> None:
-        from tripy_frontend.dimension_size import DimensionSize
 
         what = "tripy.DimensionInputInfo: value_bounds"
         if not isinstance(value_bounds, (list, tuple)) or len(value_bounds) != 3:

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
-from tripy_backend import Program, memory
+from tripy_backend import Program, check_device, memory, portable
 from tripy_backend import compile as backend_compile
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
@@ -24,6 +24,7 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
 from tripy_flatir.sharding import Layout
+from tripy_flatir.mlir_utils import context
 from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_frontend import results
 from tripy_frontend.compiler import artifact, spmd
@@ -35,6 +36,7 @@ from tripy_frontend.export import public_api
 from tripy_frontend.dimension_size import DimensionSize
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
+import tripy_frontend
 
 # Shape signatures remembered per executable (the backend keeps as many compiled specializations).
 _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
@@ -277,8 +279,6 @@ class Executable:
         """The shape-polymorphic StableHLO program this executable was built from (``?`` for dynamic dims)."""
         from jax.extend.mlir import ir
 
-        from tripy_flatir.mlir_utils import context
-
         with context():
             return str(ir.Module.parse(self._module_bytes))
 
@@ -314,9 +314,6 @@ class Executable:
             loaded = tp.Executable.load(path)
             assert loaded(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 3.0]
         """
-        from tripy_backend import portable
-
-        import tripy_frontend
 
         if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
             raise_error(f"tripy.Executable.save: path must be a string or path, but got {type(path).__name__}.",
@@ -359,8 +356,6 @@ class Executable:
             exe.save(path)
             assert tp.Executable.load(path)(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
         """
-        from tripy_backend import check_device, portable
-        from tripy_flatir.device import device as make_device
 
         where = _stack.capture()
         if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
@@ -378,7 +373,7 @@ class Executable:
         except ValueError as e:  # FormatError and malformed values
             raise_error(f"{headline}: {e}.", where)
         try:
-            device = make_device(contents.device)
+            device = Device(contents.device)
             check_device(device)
             module_bytes = portable.deserialize(contents.program)
             artifact.check_signature(module_bytes, contents)

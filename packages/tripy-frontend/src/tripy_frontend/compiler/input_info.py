@@ -14,6 +14,7 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
 from tripy_frontend.export import public_api
 from tripy_frontend.sharding import Sharding
+from tripy_frontend.dimension_size import DimensionSize
 
 
 @public_api()
@@ -70,7 +71,6 @@ class InputInfo:
 
     def __init__(self, shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
                  dtype: dtypes.dtype, sharding: Optional[Sharding] = None) -> None:
-        from tripy_frontend.dimension_size import DimensionSize
 
         if isinstance(shape, (int, np.integer, NamedDimension)) and not isinstance(shape, bool):
             shape = (shape,)  # type: ignore[assignment]

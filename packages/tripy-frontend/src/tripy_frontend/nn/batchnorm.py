@@ -11,6 +11,7 @@ from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, per_channel
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.rsqrt import rsqrt
 
 
 @public_api()
@@ -72,7 +73,6 @@ class BatchNorm(Module):
         Returns:
             A tensor of the same shape.
         """
-        from tripy_frontend.ops.rsqrt import rsqrt
 
         check_input(x, self, self.dtype, min_rank=2)
         check_channels(x, self, self.num_features, "features")

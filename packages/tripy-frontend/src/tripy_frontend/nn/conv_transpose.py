@@ -11,6 +11,8 @@ from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_float_dtype
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.permute import permute
+from tripy_frontend.ops.reshape import reshape
 
 
 @public_api()
@@ -89,8 +91,6 @@ class ConvTranspose(Module):
         Returns:
             The output, of shape ``[N, out_channels, *out_spatial]``.
         """
-        from tripy_frontend.ops.permute import permute
-        from tripy_frontend.ops.reshape import reshape
 
         n, g = len(self.kernel_dims), self.groups
         # [in, out/g, *k] -> [out, in/g, *k]: swap the feature dims within each group.

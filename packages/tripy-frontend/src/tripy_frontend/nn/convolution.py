@@ -12,6 +12,8 @@ from tripy_trace.tensor import TraceTensor
 from tripy_frontend.compiler.tracing import traced_function
 from tripy_frontend.nn.utils import FLOAT_TYPES, check_int_arg
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.permute import permute
+from tripy_frontend.ops.reshape import reshape
 
 
 def _int_tuple(value: Any, n: int, name: str, what: str, minimum: int) -> Tuple[int, ...]:
@@ -58,8 +60,6 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
                 lhs_dilation: Optional[Sequence[int]] = None, flip_kernel: bool = False) -> Tensor:
     """Cross-correlation of ``input [N, C, *spatial]`` with ``weight [O, C / groups, *kernel]`` plus
     ``bias [O]``. `lhs_dilation` inserts zeros between input elements (for transposed convolutions)."""
-    from tripy_frontend.ops.permute import permute
-    from tripy_frontend.ops.reshape import reshape
 
     n = len(stride)
     if not isinstance(input, Tensor):
@@ -94,7 +94,6 @@ def scaled_convolution(x: Tensor, scale: Tensor) -> Optional[Tensor]:
     tp.compile computes the scaled kernel once (``compiler/hoisting.py``) and the program skips a pass over the
     activations (a BatchNorm after a convolution becomes a bias add). None otherwise: eager evaluation would
     scale the kernel on every call."""
-    from tripy_frontend.ops.reshape import reshape
 
     conv = x.trace_tensor.producer
     if traced_function() is None or not isinstance(conv, Convolution) or scale.dtype is not x.dtype:

@@ -12,6 +12,7 @@ from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_float_dtype, check_int_arg
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.gather import gather
 
 
 @public_api()
@@ -61,7 +62,6 @@ class Embedding(Module):
         Returns:
             The vectors, of shape ``x.shape + [embedding_dim]``.
         """
-        from tripy_frontend.ops.gather import gather
 
         if not isinstance(x, Tensor):
             raise_error(f"tp.Embedding expects a tensor of int32 or int64 ids, but got {type(x).__name__}.",

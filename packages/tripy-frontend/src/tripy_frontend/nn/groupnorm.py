@@ -13,6 +13,7 @@ from tripy_frontend.nn.parameter import DefaultParameter
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
     per_channel
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.reshape import reshape
 
 
 @public_api()
@@ -79,7 +80,6 @@ class GroupNorm(Module):
         Returns:
             A tensor of the same shape.
         """
-        from tripy_frontend.ops.reshape import reshape
 
         check_input(x, self, self.dtype, min_rank=3)
         check_channels(x, self, self.num_channels)

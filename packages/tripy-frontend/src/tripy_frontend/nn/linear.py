@@ -12,6 +12,10 @@ from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter
 from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_arg
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.reshape import reshape
+from tripy_frontend.ops.transpose import transpose
+from tripy_frontend.ops.dequantize import dequantize
+from tripy_frontend.ops.quantize import quantize
 
 _QUANT_TYPES = (dtypes.int8, dtypes.float8, dtypes.int4)
 
@@ -103,8 +107,6 @@ class Linear(Module):
             when the layer has a bias (nvtripy adds the bias as a ``[1, out_features]`` row), and
             ``[out_features]`` when it has none.
         """
-        from tripy_frontend.ops.reshape import reshape
-        from tripy_frontend.ops.transpose import transpose
 
         check_input(x, self, self.dtype)
         in_shape = x.trace_tensor.shape
@@ -130,8 +132,6 @@ class Linear(Module):
         return out
 
     def _dequantized(self, weight: Tensor, x: Tensor) -> tuple:
-        from tripy_frontend.ops.dequantize import dequantize
-        from tripy_frontend.ops.quantize import quantize
 
         assert self.quant_dtype is not None
         if isinstance(self.input_scale, Tensor):

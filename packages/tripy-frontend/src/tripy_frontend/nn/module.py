@@ -24,6 +24,7 @@ from tripy_frontend.nn import module_text
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase, static_shape
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import api_boundary
+from tripy_frontend.dimension_size import DimensionSize
 
 # How many keys of each kind an error report lists before it summarizes the rest.
 _MAX_LISTED = 12
@@ -33,7 +34,6 @@ _calls = threading.local()
 
 
 def _is_parameter(value: Any) -> bool:
-    from tripy_frontend.dimension_size import DimensionSize
 
     return (isinstance(value, Tensor) and not isinstance(value, DimensionSize)) or isinstance(value, ParameterBase)
 

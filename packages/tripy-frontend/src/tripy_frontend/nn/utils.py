@@ -8,6 +8,10 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.mean import mean
+from tripy_frontend.ops.rsqrt import rsqrt
+from tripy_frontend.ops.cast import cast
+from tripy_frontend.ops.reshape import reshape
 
 FLOAT_TYPES = (dtypes.float32, dtypes.float16, dtypes.bfloat16)
 
@@ -49,8 +53,6 @@ def check_channels(x: Tensor, layer: Any, expected: int, what: str = "channels")
 
 def normalize(x: Tensor, dims: Sequence[int], eps: float) -> Tensor:
     """(x - mean) / sqrt(var + eps), with the mean and the (biased) variance taken over `dims`."""
-    from tripy_frontend.ops.mean import mean
-    from tripy_frontend.ops.rsqrt import rsqrt
 
     centered = x - mean(x, dim=tuple(dims), keepdim=True)
     variance = mean(centered * centered, dim=tuple(dims), keepdim=True)
@@ -61,7 +63,6 @@ def in_float32(fn: Callable[..., Tensor], x: Tensor, *params: Tensor) -> Tensor:
     """``fn(x, *params)`` computed in float32 when `x` is float16 or bfloat16, and the result cast back: the
     mean and variance of a normalization lose too much in half precision (PyTorch's CPU kernels also
     accumulate in float32)."""
-    from tripy_frontend.ops.cast import cast
 
     if x.dtype not in (dtypes.float16, dtypes.bfloat16):
         return fn(x, *params)
@@ -71,6 +72,5 @@ def in_float32(fn: Callable[..., Tensor], x: Tensor, *params: Tensor) -> Tensor:
 
 def per_channel(p: Tensor, rank: int) -> Tensor:
     """A ``[C]`` parameter reshaped to ``[1, C, 1, ...]`` so it broadcasts over an ``[N, C, ...]`` input."""
-    from tripy_frontend.ops.reshape import reshape
 
     return reshape(p, (1, -1) + (1,) * (rank - 2))

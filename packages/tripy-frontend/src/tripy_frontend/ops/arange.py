@@ -9,6 +9,7 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import IOTA_TYPES
 from tripy_frontend.ops.iota import iota
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.cast import cast
 
 Number = Union[int, float, DimensionSize]
 
@@ -65,6 +66,5 @@ def arange(start: Number, stop: Optional[Union[Number, dtypes.dtype]] = None, st
 
 
 def _as_dtype(size: DimensionSize, dtype: dtypes.dtype) -> Tensor:
-    from tripy_frontend.ops.cast import cast
 
     return cast(size, dtype)

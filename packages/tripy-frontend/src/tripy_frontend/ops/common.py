@@ -16,6 +16,7 @@ from tripy_trace.ops.concatenate import Concatenate
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.reshape import Reshape
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.dimension_size import DimensionSize, static_value
 
 NUMBER_TYPES = (bool, int, float, np.number, np.bool_)
 _new_tensor = object.__new__
@@ -106,7 +107,6 @@ def normalize_dims(dim: Any, rank: int, what: str) -> Tuple[int, ...]:
 
 def shape_arg(shape: Any, what: str) -> Tuple[Tuple[int, ...], Optional[Tensor]]:
     """A user shape (ints and DimensionSizes) -> (static dims with -1 where dynamic, shape tensor or None)."""
-    from tripy_frontend.dimension_size import DimensionSize, static_value
 
     if isinstance(shape, (int, np.integer, DimensionSize)):
         shape = (shape,)

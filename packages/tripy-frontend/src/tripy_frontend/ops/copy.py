@@ -10,6 +10,9 @@ from tripy_frontend.export import RETURN, dtype_rules, public_api
 from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
+from tripy_backend import memory
+from tripy_frontend.device import device as PublicDevice
+from tripy_frontend.ops.getitem import _depends_on_runtime_inputs
 
 
 @public_api()
@@ -32,9 +35,6 @@ def copy(input: Tensor, device: Any) -> Tensor:
         out = tp.copy(input, tp.device("cpu"))
         assert out.tolist() == [1.0, 2.0] and str(out.device) == "cpu:0"
     """
-    from tripy_backend import memory
-    from tripy_frontend.device import device as PublicDevice
-    from tripy_frontend.ops.getitem import _depends_on_runtime_inputs
 
     if not isinstance(input, Tensor):
         raise_error(f"tripy.copy expects a tripy.Tensor, but got {type(input).__name__}.", _stack.capture())

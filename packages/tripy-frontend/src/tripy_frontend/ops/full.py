@@ -7,6 +7,7 @@ from tripy_trace.ops.fill import Fill
 from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import ALL_TYPES, CONSTANT_TYPES, NUMBER_TYPES, constant, shape_arg
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.cast import cast
 
 
 @public_api(dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
@@ -29,7 +30,6 @@ def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32)
         if value.rank != 0:
             raise_error(f"tripy.full: value must be a scalar, but got a tensor of shape {list(value.trace_tensor.shape)}.",
                         _stack.capture())
-        from tripy_frontend.ops.cast import cast
 
         value_t = cast(value, dtype) if value.dtype is not dtype else value
     elif isinstance(value, NUMBER_TYPES):

@@ -9,6 +9,8 @@ from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.ops.gather import gather
 
 _WHAT = "tripy.Tensor.__getitem__"
 
@@ -42,8 +44,6 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
         assert t[tp.Tensor([2, 0])].tolist() == [[8, 9, 10, 11], [0, 1, 2, 3]]
         assert t[1:, tp.Tensor([[3], [0]])].tolist() == [[[7], [4]], [[11], [8]]]
     """
-    from tripy_frontend.dimension_size import DimensionSize, static_value
-    from tripy_frontend.ops.gather import gather
 
     items = list(index) if isinstance(index, tuple) else [index]
     for item in items:
@@ -148,7 +148,6 @@ def _depends_on_runtime_inputs(t: Tensor) -> bool:
 
 
 def _check_item(item: Any) -> None:
-    from tripy_frontend.dimension_size import DimensionSize
 
     if item is None or item is Ellipsis:
         return

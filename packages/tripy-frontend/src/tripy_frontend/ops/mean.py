@@ -5,6 +5,7 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import FLOAT_TYPES, normalize_dims
 from tripy_frontend.ops.reduce import reduce
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.cast import cast
 
 
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
@@ -24,7 +25,6 @@ def mean(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim
     static = [input.trace_tensor.shape[d] for d in dims]
     if all(s >= 0 for s in static):
         return total / float(math.prod(static))
-    from tripy_frontend.ops.cast import cast
 
     count: Tensor = input.shape[dims[0]]
     for d in dims[1:]:

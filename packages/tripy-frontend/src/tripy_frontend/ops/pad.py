@@ -11,6 +11,8 @@ from tripy_frontend.ops.common import CONSTANT_TYPES, constant
 from tripy_frontend.ops.concatenate import concatenate
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.gather import gather
+from tripy_frontend.dimension_size import DimensionSize, static_value
 
 
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
@@ -69,7 +71,6 @@ _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) -> Tensor:
     """Pad each dim by gathering the input's elements at positions that follow `mode` (the positions are
     NumPy's padding of ``arange(size)``, a constant index vector; the gather runs in the program)."""
-    from tripy_frontend.ops.gather import gather
 
     shape = input.trace_tensor.shape
     out = input
@@ -93,7 +94,6 @@ def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) ->
 def _amounts(values: List[Any], what: str) -> Any:
     """Padding amounts (ints, possibly negative, or DimensionSizes) -> (static amounts with None where
     only known at run time, all amounts as a 1-D int32 tensor or None when all are static)."""
-    from tripy_frontend.dimension_size import DimensionSize, static_value
 
     for v in values:
         if not isinstance(v, (int, np.integer, DimensionSize)) or isinstance(v, (bool, np.bool_)):

@@ -12,6 +12,7 @@ from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.ops.minimum import minimum
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.ops.expand import expand
 from tripy_trace.ops.storage import Storage
 from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
 
@@ -64,7 +65,6 @@ def scale_operand(input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Opt
 def _block_scale(input: Tensor, scale: Tensor, quantized: dtypes.dtype, what: str, info: Any) -> Tensor:
     """A ``[blocks, D1]`` scale for a ``[D0, D1]`` input: rows ``i * D0 / blocks`` to ``(i + 1) * D0 / blocks - 1``
     share scale row i (nvtripy's block-wise int4 quantization)."""
-    from tripy_frontend.ops.expand import expand
 
     shape, blocks = input.trace_tensor.shape, scale.trace_tensor.shape
     if quantized is not dtypes.int4 or input.rank != 2 or shape[0] < 0 or blocks[0] <= 0 or shape[0] % blocks[0] \

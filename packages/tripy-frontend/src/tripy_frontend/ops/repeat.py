@@ -8,6 +8,7 @@ from tripy_frontend.ops.expand import expand
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.ops.unsqueeze import unsqueeze
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.dimension_size import DimensionSize
 
 
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
@@ -26,7 +27,6 @@ def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
         assert tp.repeat(input, 2, dim=0).tolist() == [[1, 2], [1, 2], [3, 4], [3, 4]]
         assert tp.repeat(input, 3, dim=-1).tolist() == [[1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4]]
     """
-    from tripy_frontend.dimension_size import DimensionSize
 
     if not isinstance(repeats, (int, DimensionSize)) or isinstance(repeats, bool):
         raise_error(f"tripy.repeat: repeats must be an int or a DimensionSize, but got {type(repeats).__name__}.",

@@ -9,6 +9,7 @@ from tripy_frontend.export import RETURN, dtype_rules, public_api
 from tripy_frontend.ops.common import ALL_TYPES, shape_arg
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
+from tripy_frontend.dimension_size import DimensionSize
 
 
 @public_api()
@@ -23,7 +24,6 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
         out = tp.reshape(tp.arange(6, dtype=tp.int32), (2, -1))
         assert out.tolist() == [[0, 1, 2], [3, 4, 5]]
     """
-    from tripy_frontend.dimension_size import DimensionSize
 
     if isinstance(shape, (int, DimensionSize)):
         shape = (shape,)

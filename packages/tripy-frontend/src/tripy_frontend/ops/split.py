@@ -7,6 +7,7 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.types import IntLike
+from tripy_frontend.dimension_size import DimensionSize
 
 
 @public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
@@ -37,7 +38,6 @@ def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[IntLike]], dim:
         left, right = tp.split(input, 2, dim=1)
         assert left.tolist() == [[0], [2], [4], [6], [8], [10]]
     """
-    from tripy_frontend.dimension_size import DimensionSize
 
     dim = normalize_dim(dim, input.rank, "tripy.split")
     if input.rank == 0:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Dict, Hashable, List, NoReturn, Optional, Sequ
 
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.device import CPU
 from tripy_trace.tensor import TraceTensor
 
 
@@ -96,7 +97,6 @@ class BaseTraceOp:
             o.device = device
 
     def default_device(self) -> Any:
-        from tripy_flatir.device import CPU
 
         return CPU
 

@@ -7,6 +7,8 @@ from typing import List
 
 from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.ops.constant import ConstantOp
+from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -21,8 +23,6 @@ class DimSize(BaseTraceOp):
         self.outputs[0].shape = ()
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        from tripy_flatir.ops.constant import ConstantOp
-        from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
 
         size = inputs[0].shape[self.dim]
         if size >= 0:

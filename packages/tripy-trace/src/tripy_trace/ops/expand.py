@@ -6,6 +6,8 @@ import dataclasses
 from typing import List, Tuple
 
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
+from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -32,8 +34,6 @@ class Expand(BaseTraceOp):
         self.outputs[0].shape = tuple(self.shape)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        from tripy_flatir.ops.broadcast import BroadcastOp
-        from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 
         dims = list(range(outputs[0].rank - inputs[0].rank, outputs[0].rank))
         if outputs[0].is_static:

@@ -6,6 +6,8 @@ import dataclasses
 from typing import List, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -22,8 +24,6 @@ class Fill(BaseTraceOp):
         self.outputs[0].shape = tuple(self.shape)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        from tripy_flatir.ops.broadcast import BroadcastOp
-        from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
 
         out = outputs[0]
         if out.is_static:

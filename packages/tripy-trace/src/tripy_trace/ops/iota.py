@@ -6,6 +6,8 @@ import dataclasses
 from typing import Any, List, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.ops.dynamic_iota import DynamicIotaOp
+from tripy_flatir.ops.iota import IotaOp
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -25,8 +27,6 @@ class Iota(BaseTraceOp):
         self.outputs[0].shape = tuple(self.shape)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        from tripy_flatir.ops.dynamic_iota import DynamicIotaOp
-        from tripy_flatir.ops.iota import IotaOp
 
         dim = self.dim % max(len(self.shape), 1)
         if outputs[0].is_static:

@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple
 from tripy_flatir.ops.dynamic_pad import DynamicPadOp
 from tripy_flatir.ops.pad import PadOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
+from tripy_flatir import dtypes
 from tripy_trace import lowering
 from tripy_trace.ops.base import BaseTraceOp
 
@@ -48,7 +49,6 @@ class Pad(BaseTraceOp):
         if len(inputs) == 2:
             PadOp.build([x, value], outputs, padding_low=list(self.low), padding_high=list(self.high))
             return
-        from tripy_flatir import dtypes
 
         interior = lowering.constant([0] * x.rank, dtypes.int32, x.device, (x.rank,))
         DynamicPadOp.build([x, value, inputs[2], inputs[3], interior], outputs)

@@ -6,6 +6,8 @@ import dataclasses
 from typing import List, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.ops.dynamic_reshape import DynamicReshapeOp
+from tripy_flatir.ops.reshape import ReshapeOp
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -21,8 +23,6 @@ class Reshape(BaseTraceOp):
         self.outputs[0].shape = tuple(self.shape)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
-        from tripy_flatir.ops.dynamic_reshape import DynamicReshapeOp
-        from tripy_flatir.ops.reshape import ReshapeOp
 
         if outputs[0].is_static:
             ReshapeOp.build(inputs[:1], outputs)
