@@ -307,3 +307,38 @@ def test_two_batch_dims_that_must_be_equal_stay_bounded(logged):
     assert tripy_backend.compilation_count() == before
     with pytest.raises(tp.TripyException, match="not valid for input shapes|cannot run on inputs of shapes"):
         exe(tp.Tensor(rand(3, 3, 6, 6)), tp.Tensor(rand(2, 4, 12, 12)))
+
+
+def test_heads_split_with_minus_one_after_flattening_an_image_stay_bounded(logged):
+    # Diffusion UNets' spatial transformers flatten a [B, C, H, W] image to [B, H*W, C] tokens, split the channels
+    # into heads with reshape(t, (B, -1, heads, head_dim)), merge them back with -1 and restore [B, C, H, W]. The -1
+    # dims are computed from B at run time but are the same for every B: typing them dynamic gave a reshape of two
+    # dynamic dims, on which XLA's dynamic padder failed a CHECK and killed the process.
+    w = rand(8, 8)
+
+    def spatial_attention(x):
+        b, c, h, wd = x.shape
+        tokens = tp.permute(tp.reshape(x, (b, c, h * wd)), (0, 2, 1)) @ tp.Tensor(w)
+        heads = tp.transpose(tp.reshape(tokens, (b, -1, 2, 4)), 1, 2)  # [B, 2 heads, H*W, 4]
+        out = tp.softmax(heads @ tp.transpose(heads, -2, -1) * 0.5, -1) @ heads
+        merged = tp.reshape(tp.transpose(out, 1, 2), (b, -1, 8))
+        return tp.reshape(tp.permute(merged, (0, 2, 1)), (b, c, h, wd))
+
+    def reference(x):
+        n = x.shape[0]
+        heads = (x.reshape(n, 8, 9).transpose(0, 2, 1) @ w).reshape(n, 9, 2, 4).transpose(0, 2, 1, 3)
+        scores = heads @ heads.transpose(0, 1, 3, 2) * 0.5
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        out = (p / p.sum(-1, keepdims=True)) @ heads
+        return out.transpose(0, 2, 1, 3).reshape(n, 9, 8).transpose(0, 2, 1).reshape(n, 8, 3, 3)
+
+    exe, text = logged(lambda: tp.compile(spatial_attention, args=[tp.InputInfo((BATCH, 8, 3, 3), tp.float32)]))
+    assert re.search(r"\(plan: x\[0\] <= 1, 2, 4, 8;", text), text
+    before = tripy_backend.compilation_count()
+    for n in sizes((BATCH,)):
+        x = rand(n, 8, 3, 3)
+        out = np.from_dlpack(exe(tp.Tensor(x)))
+        assert out.shape == (n, 8, 3, 3) and np.allclose(out, reference(x), rtol=1e-4, atol=1e-4), n
+    assert tripy_backend.compilation_count() == before
+    x = rand(3, 8, 3, 3)
+    assert np.allclose(np.from_dlpack(spatial_attention(tp.Tensor(x))), reference(x), rtol=1e-4, atol=1e-4)

@@ -80,7 +80,7 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
         fn = _main(module)
-        out_dims = _add_twins(fn)
+        out_dims = _add_twins(fn, {(a, d): bucket[a][d] for a, d in dynamic_dims})
         block = fn.regions[0].blocks[0]
         for arg, shape in zip(block.arguments, bucket):
             arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
@@ -99,15 +99,15 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
 
 
 # ---- step 1: run-time twins ----------------------------------------------------------------------------
-def _add_twins(fn: Any) -> List[List[int]]:
+def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int]) -> List[List[int]]:
     """Clone the dim-value computations onto run-time sizes; mark the ops whose results need their real
     sizes; return each output's real sizes (``real_sizes``) as one more output. Returns the dynamic dims of
-    each output."""
+    each output. `input_bounds`: the bucket's bound of each dynamic input dim."""
     from jax.extend.mlir import ir
 
     block = fn.regions[0].blocks[0]
     twin: Dict[Any, Any] = {}
-    sizes = RealSizes(twin, Unsupported)
+    sizes = RealSizes(twin, Unsupported, input_bounds, _DIM_MARKER)
     checks: List[Any] = []  # i1 scalars: whether the input shapes fit the program's shape arithmetic
     ops = list(block.operations)
     with ir.InsertionPoint(ops[0]):
@@ -171,7 +171,7 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
             raise Unsupported("a gather whose slice along an indexed dim depends on the input shapes")
         return
     result = result_op.results[0]
-    dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+    dyn = _run_time_dims(result, sizes)
     source_dims: List[int] = []
     if name in _SETS_SHAPE:
         operands = [result, twin[op.operands[shape_pos[0]]]]
@@ -193,6 +193,14 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
         twin[op.results[0]] = marker.results[0]
 
 
+def _run_time_dims(result: Any, sizes: RealSizes) -> List[int]:
+    """The dims of `result` typed ``?`` whose size is not the same for all input sizes (``constant_sizes``)."""
+    from jax.extend.mlir import ir
+
+    return [d for d, size in enumerate(ir.RankedTensorType(result.type).shape)
+            if size < 0 and not isinstance(sizes.of(result)[d], int)]
+
+
 def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
     """Mark each result with dynamic dims (other than the results `_twin_op` marks) to get its real sizes set
     again. XLA's dynamic padder tracks a padded value's real size through the ops, but loses it where the
@@ -206,7 +214,7 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     for result in op.results:
         if not isinstance(result.type, ir.RankedTensorType):
             continue
-        dyn = [d for d, size in enumerate(ir.RankedTensorType(result.type).shape) if size < 0]
+        dyn = _run_time_dims(result, sizes)
         if not dyn or not sizes.known(result, dyn):
             continue
         value = twin.get(result, result)  # (a result computed from dim values: its run-time twin carries it)

@@ -16,7 +16,9 @@ dynamic op's result has the sizes its shape operand computes, and so on, whateve
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from tripy_backend.constant_sizes import constant_element
 
 _ELEMENTWISE = {f"stablehlo.{n}" for n in (
     "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine count_leading_zeros divide "
@@ -39,9 +41,14 @@ Size = Union[int, Any, Unknown]  # static size, i32 scalar MLIR value, or Unknow
 class RealSizes:
     """The size of each dim of each value of one function, filled op by op (`visit`)."""
 
-    def __init__(self, twin: Dict[Any, Any], unsupported: Callable[[str], Exception]) -> None:
+    def __init__(self, twin: Dict[Any, Any], unsupported: Callable[[str], Exception],
+                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "") -> None:
         self.twin = twin  # value -> its run-time twin (see ``bounded._add_twins``)
         self.unsupported = unsupported
+        # the bucket's bound of each dynamic input dim, and the custom_call target that reads its real size:
+        # to find computed sizes that are the same for all real sizes (``constant_sizes``)
+        self.input_bounds = input_bounds
+        self.marker = marker
         self.sizes: Dict[Any, List[Size]] = {}
 
     def of(self, value: Any) -> List[Size]:
@@ -168,6 +175,8 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     position = 0 if op.name == "stablehlo.dynamic_iota" else 1
     shape = op.operands[position]
     static = staticelement(shape, d)
+    if static is None and s.input_bounds is not None:
+        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.marker)
     return static if static is not None else element(s.twin.get(shape, shape), d)
 
 

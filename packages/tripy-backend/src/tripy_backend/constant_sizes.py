@@ -1,0 +1,109 @@
+"""Sizes that the shape arithmetic computes from run-time sizes but that come out the same for all of them.
+
+A reshape with ``-1`` next to a dynamic dim (``reshape(y, (b, -1, 8, 8))`` of a ``[b, 64, 64]`` tensor,
+as attention code splits heads) computes the ``-1`` dim as ``(b * 64 * 64) // (b * 8 * 8)``: a run-time
+value, so the module types it ``?``. It is 64 for every ``b``. A bounded program that set it as a run-time
+size would have two dynamic dims where there is one, and XLA's dynamic padder crashes the process on some
+reshapes of such values (a CHECK failure, ``Invalid index {2} for shape``). `constant_element` finds these
+sizes by evaluating the program's scalar shape arithmetic for every combination of the inputs' real sizes
+in the bucket (1 up to each bound; a size of 0 empties the tensor whatever its other dims): a size that is
+the same for each is static.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
+
+_BINARY = {"stablehlo.multiply": np.multiply, "stablehlo.add": np.add, "stablehlo.subtract": np.subtract,
+           "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.bitwise_and,
+           "stablehlo.or": np.bitwise_or}
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
+            "GE": np.greater_equal}
+
+
+def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str) -> Optional[int]:
+    """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
+    dims' bounds: `input_bounds`, by (argument, dim); a run-time read of one is a custom_call to `marker`),
+    else None."""
+    keys = sorted(input_bounds)
+    count = int(np.prod([input_bounds[k] for k in keys])) if keys else 1
+    if count > MAX_COMBINATIONS or any(input_bounds[k] < 1 for k in keys):
+        return None
+    grid = np.array(list(itertools.product(*[range(1, input_bounds[k] + 1) for k in keys])), np.int64)
+    env = {k: grid[:, n] for n, k in enumerate(keys)} if keys else {}
+    try:
+        values = _evaluate(vector, env, marker, {}, count)
+    except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
+        return None
+    values = values[i]
+    return int(values[0]) if np.all(values == values[0]) else None
+
+
+class _Opaque(Exception):
+    """A value the evaluation does not follow (an op without a rule here, a division by zero)."""
+
+
+def _evaluate(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
+    """`value` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,)."""
+    if value in memo:
+        return memo[value]
+    result = _evaluate_op(value, env, marker, memo, count)
+    memo[value] = result
+    return result
+
+
+def _evaluate_op(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
+    from jax.extend.mlir import ir
+
+    op = getattr(value.owner, "operation", value.owner)
+    if not isinstance(op, ir.Operation):
+        raise _Opaque()
+    name, shape = op.name, list(ir.RankedTensorType(value.type).shape)
+    arg = lambda k: _evaluate(op.operands[k], env, marker, memo, count)  # noqa: E731
+    if name == "stablehlo.constant":
+        attr = ir.DenseIntElementsAttr(op.attributes["value"])
+        data = [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
+        return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
+    if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == marker:
+        try:
+            argument = ir.BlockArgument(op.operands[0]).arg_number
+        except (TypeError, ValueError):
+            raise _Opaque() from None
+        key = (argument, int(ir.StringAttr(op.attributes["backend_config"]).value))
+        if key not in env:
+            raise _Opaque()
+        return env[key]
+    if name == "stablehlo.optimization_barrier":
+        return _evaluate(op.operands[list(op.results).index(value)], env, marker, memo, count)
+    if name in _BINARY:
+        return _BINARY[name](arg(0), arg(1))
+    if name in ("stablehlo.divide", "stablehlo.remainder"):
+        a, b = arg(0), arg(1)
+        if np.any(b == 0):
+            raise _Opaque()
+        q = np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))  # integer division rounds toward zero
+        return q if name == "stablehlo.divide" else a - q * b
+    if name == "stablehlo.compare":
+        direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
+        return _COMPARE[direction](arg(0), arg(1))
+    if name == "stablehlo.select":
+        return np.where(arg(0), arg(1), arg(2))
+    if name in ("stablehlo.convert", "stablehlo.reshape") and int(np.prod(shape)) == int(np.prod(
+            ir.RankedTensorType(op.operands[0].type).shape)):
+        return arg(0).reshape(shape + [count]).astype(np.int64)
+    if name == "stablehlo.concatenate":
+        return np.concatenate([_evaluate(v, env, marker, memo, count) for v in op.operands], axis=0)
+    if name == "stablehlo.slice" and len(shape) == 1:
+        start = int(ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0])
+        step = int(ir.DenseI64ArrayAttr(op.attributes["strides"])[0])
+        return arg(0)[start:start + shape[0] * step:step]
+    if name == "stablehlo.get_dimension_size":
+        size = ir.RankedTensorType(op.operands[0].type).shape[int(ir.IntegerAttr(op.attributes["dimension"]).value)]
+        if size >= 0:
+            return np.full((count,), size, np.int64)
+    raise _Opaque()
