@@ -346,7 +346,12 @@ def _valid(specialize: Callable[[List[Tuple[int, ...]]], bytes], shapes: List[Tu
 
 
 def _first_line(e: Exception) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    """The reason in `e` for the compile log: its first line, and the line after it where the first only
+    introduces it (``XLA:CPU failed to compile the program:``, then XLA's message)."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
 
 
 def _lookup(bounds: List[int], hi: int, exact: bool = False) -> List[int]:
