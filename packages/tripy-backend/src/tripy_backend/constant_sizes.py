@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
+MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
 
 _BINARY = {"stablehlo.multiply": np.multiply, "stablehlo.add": np.add, "stablehlo.subtract": np.subtract,
            "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.bitwise_and,
@@ -26,10 +27,11 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
             "GE": np.greater_equal}
 
 
-def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str) -> Optional[int]:
+def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str,
+                     memo: Dict[Any, Any]) -> Optional[int]:
     """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
     dims' bounds: `input_bounds`, by (argument, dim); a run-time read of one is a custom_call to `marker`),
-    else None."""
+    else None. `memo` keeps the values evaluated so far (one per program and bucket)."""
     keys = sorted(input_bounds)
     count = int(np.prod([input_bounds[k] for k in keys])) if keys else 1
     if count > MAX_COMBINATIONS or any(input_bounds[k] < 1 for k in keys):
@@ -37,7 +39,7 @@ def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], in
     grid = np.array(list(itertools.product(*[range(1, input_bounds[k] + 1) for k in keys])), np.int64)
     env = {k: grid[:, n] for n, k in enumerate(keys)} if keys else {}
     try:
-        values = _evaluate(vector, env, marker, {}, count)
+        values = _evaluate(vector, env, marker, memo, count)
     except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
         return None
     values = values[i]
@@ -48,23 +50,49 @@ class _Opaque(Exception):
     """A value the evaluation does not follow (an op without a rule here, a division by zero)."""
 
 
-def _evaluate(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
-    """`value` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,)."""
-    if value in memo:
-        return memo[value]
-    result = _evaluate_op(value, env, marker, memo, count)
-    memo[value] = result
-    return result
+_LEAVES = ("stablehlo.constant", "stablehlo.custom_call", "stablehlo.get_dimension_size")
+_FOLLOWED = set(_LEAVES) | set(_BINARY) | {"stablehlo.divide", "stablehlo.remainder", "stablehlo.compare",
+                                           "stablehlo.select", "stablehlo.convert", "stablehlo.reshape",
+                                           "stablehlo.concatenate", "stablehlo.slice", "stablehlo.optimization_barrier"}
 
 
-def _evaluate_op(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
+def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
+    """`root` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,).
+    Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model."""
     from jax.extend.mlir import ir
 
-    op = getattr(value.owner, "operation", value.owner)
-    if not isinstance(op, ir.Operation):
-        raise _Opaque()
+    stack = [root]
+    while stack:
+        value = stack[-1]
+        if value in memo:
+            stack.pop()
+            continue
+        op = getattr(value.owner, "operation", value.owner)
+        if not isinstance(op, ir.Operation) or op.name not in _FOLLOWED or np.prod(
+                ir.RankedTensorType(value.type).shape) > MAX_ELEMENTS:
+            raise _Opaque()
+        if op.name in _LEAVES:
+            needed = []
+        elif op.name == "stablehlo.optimization_barrier":
+            needed = [op.operands[list(op.results).index(value)]]
+        else:
+            needed = list(op.operands)
+        missing = [v for v in needed if v not in memo]
+        if missing:
+            stack.extend(missing)
+            continue
+        memo[value] = _evaluate_op(value, op, env, marker, memo, count)
+        stack.pop()
+    return memo[root]
+
+
+def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any],
+                 count: int) -> Any:
+    """`value`, the result of `op`, from its operands' values in `memo`."""
+    from jax.extend.mlir import ir
+
     name, shape = op.name, list(ir.RankedTensorType(value.type).shape)
-    arg = lambda k: _evaluate(op.operands[k], env, marker, memo, count)  # noqa: E731
+    arg = lambda k: memo[op.operands[k]]  # noqa: E731
     if name == "stablehlo.constant":
         attr = ir.DenseIntElementsAttr(op.attributes["value"])
         data = [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
@@ -79,7 +107,7 @@ def _evaluate_op(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo:
             raise _Opaque()
         return env[key]
     if name == "stablehlo.optimization_barrier":
-        return _evaluate(op.operands[list(op.results).index(value)], env, marker, memo, count)
+        return memo[op.operands[list(op.results).index(value)]]
     if name in _BINARY:
         return _BINARY[name](arg(0), arg(1))
     if name in ("stablehlo.divide", "stablehlo.remainder"):
@@ -97,7 +125,7 @@ def _evaluate_op(value: Any, env: Dict[Tuple[int, int], Any], marker: str, memo:
             ir.RankedTensorType(op.operands[0].type).shape)):
         return arg(0).reshape(shape + [count]).astype(np.int64)
     if name == "stablehlo.concatenate":
-        return np.concatenate([_evaluate(v, env, marker, memo, count) for v in op.operands], axis=0)
+        return np.concatenate([memo[v] for v in op.operands], axis=0)
     if name == "stablehlo.slice" and len(shape) == 1:
         start = int(ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0])
         step = int(ir.DenseI64ArrayAttr(op.attributes["strides"])[0])

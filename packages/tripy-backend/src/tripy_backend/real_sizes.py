@@ -49,6 +49,7 @@ class RealSizes:
         # to find computed sizes that are the same for all real sizes (``constant_sizes``)
         self.input_bounds = input_bounds
         self.marker = marker
+        self.evaluated: Dict[Any, Any] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
 
     def of(self, value: Any) -> List[Size]:
@@ -176,7 +177,7 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     shape = op.operands[position]
     static = staticelement(shape, d)
     if static is None and s.input_bounds is not None:
-        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.marker)
+        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.marker, s.evaluated)
     return static if static is not None else element(s.twin.get(shape, shape), d)
 
 
