@@ -155,12 +155,11 @@ class BatchingModel:
                 rows += r.rows
         return batch
 
-    def _batch_arrays(self, batch: List[_Request]) -> List[np.ndarray]:
+    def _batch_arrays(self, batch: List[_Request], rows: int) -> List[np.ndarray]:
         """The batch's inputs, concatenated along dim 0 and, with ``pad``, filled up to ``max_batch`` rows with
         copies of the last row (a request whose inputs disagree on dim 0, ``rows == 0``, runs as it is)."""
         arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
             if len(batch) > 1 else batch[0].arrays
-        rows = sum(r.rows for r in batch)
         if self.pad and 0 < rows < self.max_batch:
             arrays = [np.concatenate([a, np.repeat(a[-1:], self.max_batch - rows, axis=0)]) for a in arrays]
         return arrays
@@ -169,7 +168,7 @@ class BatchingModel:
         rows = sum(r.rows for r in batch)
         self._count(rows)
         try:
-            outs = await asyncio.to_thread(run, self.exe, self._batch_arrays(batch))
+            outs = await asyncio.to_thread(run, self.exe, self._batch_arrays(batch, rows))
         except Exception as e:  # every request of the batch gets the failure (the server logs it)
             for r in batch:
                 if not r.future.done():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Dict, List, Type
+from typing import Dict, List, Tuple, Type
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.add import AddOp
@@ -171,7 +171,7 @@ def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
         return
     # Integer division truncates toward zero; floor division rounds down (as in Python and NumPy).
     q, r, q_minus_1, floored = _like(a), _like(a), _like(a), _like(a)
-    divisor = _nonzero_divisor(b)
+    b_zero, divisor = _guard_divisor(b)
     DivideOp.build([a, divisor], [q])
     RemOp.build([a, divisor], [r])
     zero, one = _full(a, 0), _full(a, 1)
@@ -180,33 +180,26 @@ def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     AndOp.build([has_rem, _differs_in_sign(a, b)], [adjust])
     SubtractOp.build([q, one], [q_minus_1])
     SelectOp.build([adjust, q_minus_1, q], [floored])
-    _zero_where_divisor_is_zero(b, floored, out)
+    SelectOp.build([b_zero, _full(a, 0), floored], [out])
 
 
-def _nonzero_divisor(b: FlatIRTensor) -> FlatIRTensor:
-    """An integer divisor with 1 where it is 0: a division by zero never runs, not even when StableHLO's shape
-    refinement folds shape arithmetic (it divides in C++ and the process dies of SIGFPE); the result there is
-    replaced by 0 afterwards (``_zero_where_divisor_is_zero``)."""
+def _guard_divisor(b: FlatIRTensor) -> Tuple[FlatIRTensor, FlatIRTensor]:
+    """(b == 0, b with 1 where it is 0) for an integer divisor. Integer x // 0, x % 0 and x / 0 give 0, as in
+    NumPy (XLA's integer division by zero gives -1 and x), and a division by zero never runs, not even when
+    StableHLO's shape refinement folds shape arithmetic (it divides in C++ and the process dies of SIGFPE)."""
     zero, one = _full(b, 0), _full(b, 1)
-    b_zero, out = _like(b, dtypes.bool), _like(b)
+    b_zero, divisor = _like(b, dtypes.bool), _like(b)
     CompareOp.build([b, zero], [b_zero], direction="EQ")
-    SelectOp.build([b_zero, one, b], [out])
-    return out
+    SelectOp.build([b_zero, one, b], [divisor])
+    return b_zero, divisor
 
 
 def _int_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     """Integer '/' (StableHLO's division, rounding toward zero), 0 where the divisor is 0."""
     q = _like(a)
-    DivideOp.build([a, _nonzero_divisor(b)], [q])
-    _zero_where_divisor_is_zero(b, q, out)
-
-
-def _zero_where_divisor_is_zero(b: FlatIRTensor, result: FlatIRTensor, out: FlatIRTensor) -> None:
-    """Integer x // 0 and x % 0 give 0, as in NumPy (XLA's integer division by zero gives -1 and x)."""
-    zero = _full(b, 0)
-    b_zero = _like(b, dtypes.bool)
-    CompareOp.build([b, zero], [b_zero], direction="EQ")
-    SelectOp.build([b_zero, zero, result], [out])
+    b_zero, divisor = _guard_divisor(b)
+    DivideOp.build([a, divisor], [q])
+    SelectOp.build([b_zero, _full(a, 0), q], [out])
 
 
 def _float_floor_div(a: FlatIRTensor, b: FlatIRTensor, out: "FlatIRTensor | None" = None) -> FlatIRTensor:
@@ -240,16 +233,18 @@ def _float_floor_div(a: FlatIRTensor, b: FlatIRTensor, out: "FlatIRTensor | None
 
 def _python_mod(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:
     # stablehlo.remainder takes the sign of the dividend; Python/NumPy's % takes the sign of the divisor.
+    floating = a.dtype.is_floating
+    b_zero, divisor = (b, b) if floating else _guard_divisor(b)  # (b_zero: for integers only)
     r, r_plus_b = _like(a), _like(a)
-    RemOp.build([a, b if a.dtype.is_floating else _nonzero_divisor(b)], [r])
+    RemOp.build([a, divisor], [r])
     zero = _full(a, 0)
     has_rem, adjust = _like(a, dtypes.bool), _like(a, dtypes.bool)
     CompareOp.build([r, zero], [has_rem], direction="NE")
     AndOp.build([has_rem, _differs_in_sign(r, b)], [adjust])
     AddOp.build([r, b], [r_plus_b])
-    if a.dtype.is_floating:
+    if floating:
         SelectOp.build([adjust, r_plus_b, r], [out])
         return
     python_r = _like(a)
     SelectOp.build([adjust, r_plus_b, r], [python_r])
-    _zero_where_divisor_is_zero(b, python_r, out)
+    SelectOp.build([b_zero, zero, python_r], [out])
