@@ -1,4 +1,4 @@
-"""The API reference's table of contents: every name in ``tripy.__all__``, grouped by family.
+"""The API reference's table of contents: every name in ``tripy.__all__``, on the page its definition declares.
 
 Sphinx-free, so the test suite checks it too (tests/docs/test_docs_code_blocks.py) and a new public
 name without a reference page fails ``uv run pytest`` as well as ``bash docs/build``.
@@ -6,46 +6,30 @@ name without a reference page fails ``uv run pytest`` as well as ``bash docs/bui
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
-# (page, title, introduction, names)
-GROUPS: List[Tuple[str, str, str, List[str]]] = [
+# (page, title, introduction), in the reference's order. Which names go on a page is declared where each name is
+# defined (``@public_api(document_under=...)``), and collected from ``tripy_frontend.public_names.DOCUMENT_UNDER``.
+PAGES: List[Tuple[str, str, str]] = [
     ("tensors", "Tensors", "A ``tripy.Tensor`` is one output of the graph your code builds; "
-     "``tripy.DimensionSize`` is a dimension size that is itself a (rank-0) tensor.",
-     ["Tensor", "DimensionSize"]),
-    ("ops_creation", "Ops: creating tensors", "Tensors filled with constants, ranges and copies.",
-     ["arange", "copy", "full", "full_like", "iota", "iota_like", "ones", "ones_like", "zeros", "zeros_like"]),
+     "``tripy.DimensionSize`` is a dimension size that is itself a (rank-0) tensor."),
+    ("ops_creation", "Ops: creating tensors", "Tensors filled with constants, ranges and copies."),
     ("ops_elementwise", "Ops: elementwise math", "Elementwise functions (the operators ``+ - * / // % ** @`` and "
-     "comparisons are ``Tensor`` methods).",
-     ["abs", "cos", "exp", "log", "maximum", "minimum", "rsqrt", "sin", "sqrt", "tanh", "where", "masked_fill"]),
-    ("ops_activations", "Ops: activations", "Activation functions and softmax.",
-     ["gelu", "relu", "sigmoid", "silu", "softmax"]),
-    ("ops_reductions", "Ops: reductions and comparisons", "Reductions over dims, scans, top-k and whole-tensor tests.",
-     ["all", "allclose", "any", "argmax", "argmin", "cumsum", "equal", "max", "mean", "min", "prod", "sum",
-      "topk", "var"]),
-    ("ops_shape", "Ops: shape and layout", "Reshaping, reordering, joining, splitting and indexing.",
-     ["concatenate", "expand", "flatten", "flip", "gather", "outer", "pad", "permute", "repeat", "reshape",
-      "split", "squeeze", "stack", "transpose", "tril", "triu", "unsqueeze"]),
-    ("ops_nn", "Ops: pooling and resizing", "Windowed reductions and image resizing.",
-     ["avgpool", "maxpool", "resize"]),
-    ("ops_types", "Ops: casting and quantization", "Changing a tensor's data type.",
-     ["cast", "dequantize", "quantize"]),
-    ("modules", "Modules", "``tripy.Module`` and the layers built on it; see :doc:`/guides/modules`.",
-     ["Module", "Sequential", "Linear", "Conv", "ConvTranspose", "Embedding", "BatchNorm", "GroupNorm",
-      "InstanceNorm", "LayerNorm"]),
-    ("compile", "Compiling and executables", "Ahead-of-time compilation; see :doc:`/guides/eager_and_compiled`.",
-     ["compile", "Executable", "InputInfo", "DimensionInputInfo", "NamedDimension", "Bounds", "Stream", "default_stream"]),
+     "comparisons are ``Tensor`` methods)."),
+    ("ops_activations", "Ops: activations", "Activation functions and softmax."),
+    ("ops_reductions", "Ops: reductions and comparisons", "Reductions over dims, scans, top-k and whole-tensor tests."),
+    ("ops_shape", "Ops: shape and layout", "Reshaping, reordering, joining, splitting and indexing."),
+    ("ops_nn", "Ops: pooling and resizing", "Windowed reductions and image resizing."),
+    ("ops_types", "Ops: casting and quantization", "Changing a tensor's data type."),
+    ("modules", "Modules", "``tripy.Module`` and the layers built on it; see :doc:`/guides/modules`."),
+    ("compile", "Compiling and executables", "Ahead-of-time compilation; see :doc:`/guides/eager_and_compiled`."),
     ("sharding", "Sharding across devices", "Meshes of devices, how tensors are split over them, and several "
-     "processes as one platform; see :doc:`/guides/sharding`.",
-     ["Mesh", "Sharding", "shard", "initialize_distributed"]),
-    ("dtypes_devices", "Data types and devices", "Each data type exists once; compare with ``==`` or ``is``.",
-     ["dtype", "bool", "bfloat16", "float16", "float32", "float8", "int4", "int8", "int32", "int64", "integer", "floating", "device"]),
+     "processes as one platform; see :doc:`/guides/sharding`."),
+    ("dtypes_devices", "Data types and devices", "Each data type exists once; compare with ``==`` or ``is``."),
     ("logging", "Logging and errors", "IR dumps and diagnostics by topic, and the exception tripy raises; "
-     "see :doc:`/guides/debugging`.",
-     ["logger", "TripyException"]),
+     "see :doc:`/guides/debugging`."),
     ("configuration", "Configuration, types and plugins", "Process-wide settings, the type aliases of tripy's "
-     "signatures, and TensorRT plugins (which need the MLIR-TensorRT backend).",
-     ["config", "types", "plugin"]),
+     "signatures, and TensorRT plugins (which need the MLIR-TensorRT backend)."),
 ]
 
 
@@ -67,20 +51,20 @@ The classes a tool author builds FlatIR with, with only ``tripy-flatir`` install
 """
 
 
-def check_groups(public: List[str]) -> None:
-    """Raise ValueError unless every public name is listed exactly once and every listed name is public."""
-    listed = [n for _, _, _, names in GROUPS for n in names]
-    missing = sorted(set(public) - set(listed))
-    unknown = sorted(set(listed) - set(public))
-    twice = sorted({n for n in listed if listed.count(n) > 1})
+def names_by_page(public: List[str], document_under: Dict[str, str]) -> Dict[str, List[str]]:
+    """Each page's public names, sorted. Raises ValueError unless every public name declares a page of PAGES."""
+    pages: Dict[str, List[str]] = {page: [] for page, _, _ in PAGES}
+    undeclared = sorted(n for n in public if n not in document_under)
+    unknown = sorted(f"{n} -> {document_under[n]!r}" for n in public if document_under.get(n, "") not in pages
+                     and n in document_under)
     problems = []
-    if missing:
-        problems.append(f"public names missing from the reference (add them to GROUPS in {__file__}): {missing}")
+    if undeclared:
+        problems.append(f"public names without a reference page (declare one where each is defined: "
+                        f"@public_api(document_under=...)): {undeclared}")
     if unknown:
-        problems.append(f"names in GROUPS that are not in tripy.__all__: {unknown}")
-    if twice:
-        problems.append(f"names listed twice in GROUPS: {twice}")
+        problems.append(f"reference pages that do not exist (the pages are PAGES in {__file__}): {unknown}")
     if problems:
         raise ValueError("; ".join(problems))
-
-
+    for name in sorted(public):
+        pages[document_under[name]].append(name)
+    return pages

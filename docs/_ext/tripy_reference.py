@@ -1,8 +1,8 @@
 """Generates the API reference: one page per name in ``tripy.__all__``, grouped by family.
 
-``reference_groups.GROUPS`` is the table of contents. The build fails (ExtensionError) if a public name
-is missing from it or it names something that is not public, so a new op cannot ship without a
-reference page. References to where a public class is defined (``tripy_frontend.tensor.Tensor``, in
+``reference_groups.PAGES`` is the table of contents; each public name declares its page where it is defined
+(``@public_api(document_under=...)``). The build fails (ExtensionError) if a public name declares none or a
+page that does not exist, so a new op cannot ship without a reference page. References to where a public class is defined (``tripy_frontend.tensor.Tensor``, in
 signatures) are resolved to its public page; any other unresolved reference to tripy fails the build.
 """
 
@@ -19,7 +19,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from reference_groups import FLATIR_PAGE, GROUPS, check_groups
+from reference_groups import FLATIR_PAGE, PAGES, names_by_page
 
 
 def _heading(text: str, char: str) -> str:
@@ -85,9 +85,10 @@ def _topics() -> Tuple[str, ...]:
 
 def generate(app: Sphinx) -> None:
     import tripy as tp
+    from tripy_frontend.public_names import DOCUMENT_UNDER
 
     try:
-        check_groups(list(tp.__all__))
+        names = names_by_page(list(tp.__all__), DOCUMENT_UNDER)
     except ValueError as e:
         raise ExtensionError(str(e)) from None
     out = Path(app.srcdir) / "reference"
@@ -95,12 +96,12 @@ def generate(app: Sphinx) -> None:
     files: Dict[Path, str] = {}
     index = [_heading("API reference", "="), "Every public name of ``import tripy as tp``, by family.", "",
              ".. toctree::", "   :maxdepth: 2", ""]
-    for page, title, intro, names in GROUPS:
+    for page, title, intro in PAGES:
         index.append(f"   {page}")
         group = [_heading(title, "="), intro, "", ".. toctree::", "   :maxdepth: 1", ""]
-        group += [f"   tripy.{n}" for n in names]
+        group += [f"   tripy.{n}" for n in names[page]]
         files[out / f"{page}.rst"] = "\n".join(group) + "\n"
-        for n in names:
+        for n in names[page]:
             files[out / f"tripy.{n}.rst"] = _page(n, getattr(tp, n))
     index.append("   flatir")
     files[out / "flatir.rst"] = FLATIR_PAGE

@@ -22,7 +22,9 @@ from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.reduce import Reduce
 from tripy_trace.ops.storage import Storage
 from tripy_trace.ops.topk import TopK
-from tripy_trace.ops.unary_elementwise import Kind as UnaryKind, UnaryElementwise
+from tripy_flatir.ops.exp import ExpOp
+from tripy_flatir.ops.tanh import TanhOp
+from tripy_trace.ops.unary_elementwise import UnaryElementwise
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import Trace, signature, topological_order
 
@@ -35,8 +37,8 @@ def _bin(kind: BinaryKind, a: TraceTensor, b: TraceTensor) -> TraceTensor:
     return BinaryElementwise.build([a, b], None, kind=kind).outputs[0]
 
 
-def _un(kind: UnaryKind, a: TraceTensor) -> TraceTensor:
-    return UnaryElementwise.build([a], None, kind=kind).outputs[0]
+def _un(flat_op: type, a: TraceTensor) -> TraceTensor:
+    return UnaryElementwise.build([a], None, flat_op=flat_op, spelling=flat_op.__name__).outputs[0]
 
 
 def _const(value: float, dtype: dtypes.dtype = dtypes.float32) -> TraceTensor:
@@ -57,7 +59,7 @@ def expression(x: TraceTensor, y: TraceTensor) -> TraceTensor:
     z = MatrixMultiply.build([x, y], None).outputs[0]
     z = _bin(BinaryKind.SUM, z, x)
     z = _bin(BinaryKind.MUL, z, _scalar(0.5))
-    z = _un(UnaryKind.TANH, z)
+    z = _un(TanhOp, z)
     return _bin(BinaryKind.MUL, z, y)
 
 
@@ -91,7 +93,7 @@ def test_different_graphs_get_different_keys(variant):
                                                      _input(dev=device("gpu:1"))), _input(dev=device("gpu:1"))),
         "operand order": lambda: _bin(BinaryKind.SUM, u, _bin(BinaryKind.MUL, u, v)),
         "shared input": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, u), u),  # one input, not two
-        "extra op": lambda: _un(UnaryKind.EXP, _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, v), u)),
+        "extra op": lambda: _un(ExpOp, _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, v), u)),
     }[variant]()
     if variant == "attribute":
         reference = Reduce.build([x], None, kind="sum", dims=(0,), keepdim=False).outputs[0]
@@ -118,7 +120,7 @@ def test_same_wiring_different_constants():
 
 
 def test_different_dtype_same_values():
-    assert key(_un(UnaryKind.TANH, _input(dtype=dtypes.float32))) != key(_un(UnaryKind.TANH, _input(dtype=dtypes.float16)))
+    assert key(_un(TanhOp, _input(dtype=dtypes.float32))) != key(_un(TanhOp, _input(dtype=dtypes.float16)))
 
 
 def test_which_output_of_a_multi_output_op():
@@ -134,7 +136,7 @@ def test_which_output_of_a_multi_output_op():
 
 def test_outputs_are_part_of_the_key():
     x, y = _input(), _input()
-    a, b = _un(UnaryKind.TANH, x), _un(UnaryKind.EXP, y)
+    a, b = _un(TanhOp, x), _un(ExpOp, y)
     assert key(a, b) != key(b, a)
     assert key(a, a) != key(a)
 
@@ -143,7 +145,7 @@ def test_program_inputs_follow_the_key():
     """The inputs come in the order the key implies, whatever order the tensors were made in, and a
     Trace given them in that order is the graph the key describes."""
     y, x = _input(), _input()  # made in the other order
-    out = _bin(BinaryKind.SUB, x, _un(UnaryKind.EXP, y))
+    out = _bin(BinaryKind.SUB, x, _un(ExpOp, y))
     k, inputs = signature([out])
     assert inputs == [x, y]
     trace = Trace([out], inputs)
@@ -154,8 +156,8 @@ def test_program_inputs_follow_the_key():
 
 def test_topological_order_is_build_order():
     x, y = _input(), _input()
-    a = _un(UnaryKind.TANH, x)
-    b = _un(UnaryKind.EXP, y)
+    a = _un(TanhOp, x)
+    b = _un(ExpOp, y)
     c = _bin(BinaryKind.SUM, b, a)
     ops = topological_order([c])
     assert ops == [x.producer, y.producer, a.producer, b.producer, c.producer]

@@ -19,7 +19,8 @@ from tripy_flatir.function import FlatIRFunction
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind as BinaryKind
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_trace.ops.storage import Storage
-from tripy_trace.ops.unary_elementwise import Kind as UnaryKind, UnaryElementwise
+from tripy_flatir.ops.tanh import TanhOp
+from tripy_trace.ops.unary_elementwise import UnaryElementwise
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import Trace
 
@@ -33,7 +34,7 @@ def build_graph(n: int) -> Trace:
     x, w, b = _input(), _input(), _input((4,))
     for _ in range(n):
         y = BinaryElementwise.build([x, b], None, kind=BinaryKind.SUM).outputs[0]
-        y = UnaryElementwise.build([y], None, kind=UnaryKind.TANH).outputs[0]
+        y = UnaryElementwise.build([y], None, flat_op=TanhOp, spelling="tanh").outputs[0]
         y = MatrixMultiply.build([y, w], None).outputs[0]
         x = BinaryElementwise.build([y, x], None, kind=BinaryKind.MUL).outputs[0]
     return Trace([x])
@@ -109,7 +110,7 @@ def test_deep_graphs_do_not_recurse():
     x, w = _input(), _input()
     for i in range(depth):
         x = (BinaryElementwise.build([x, w], None, kind=BinaryKind.SUM) if i % 2 else
-             UnaryElementwise.build([x], None, kind=UnaryKind.TANH)).outputs[0]
+             UnaryElementwise.build([x], None, flat_op=TanhOp, spelling="tanh")).outputs[0]
     trace = Trace([x])
     assert len(trace.ops) == depth + 2
     assert len(trace.cache_key()) > depth

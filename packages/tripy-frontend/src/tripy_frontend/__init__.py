@@ -14,7 +14,7 @@ from tripy_flatir import dtypes as _dtypes
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_frontend.export import public_api
-from tripy_frontend.public_names import PUBLIC_API
+from tripy_frontend.public_names import DOCUMENT_UNDER, PUBLIC_API
 from tripy_frontend.tensor import Tensor
 from tripy_frontend import device as _device_module  # noqa: F401
 from tripy_frontend import dimension_size as _dimension_size  # noqa: F401
@@ -54,5 +54,11 @@ PUBLIC_API["config"] = _importlib.import_module("tripy_frontend.config")
 PUBLIC_API["types"] = _importlib.import_module("tripy_frontend.types")
 PUBLIC_API["logger"] = logger
 PUBLIC_API["TripyException"] = TripyException
+# The reference pages of the names registered without @public_api (defined below the frontend, or registered
+# with public_class before the dtype checks exist).
+DOCUMENT_UNDER.update({name: "dtypes_devices" for name in ("dtype", "floating", "integer", "device")})
+DOCUMENT_UNDER.update({dt.name: "dtypes_devices" for dt in _dtypes.ALL_DTYPES})
+DOCUMENT_UNDER.update(Tensor="tensors", DimensionSize="tensors", config="configuration", types="configuration",
+                      logger="logging", TripyException="logging")
 
 __all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "logger"]

@@ -10,7 +10,7 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 
 
-@public_api()
+@public_api(document_under="sharding")
 def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
                            host: Optional[str] = None) -> None:
     """Make this process one of `num_processes` that run sharded programs together: the CPU devices of all of them

@@ -13,24 +13,25 @@ from typing import Any, Callable, Dict, Optional, TypeVar
 
 from tripy_frontend.argument_checks import type_checked
 from tripy_frontend.dtype_rules import RETURN, Constraints, Exceptions, Variables, dtype_rules
-from tripy_frontend.public_names import PUBLIC_API, public_class
+from tripy_frontend.public_names import DOCUMENT_UNDER, PUBLIC_API, public_class
 
 __all__ = ["PUBLIC_API", "RETURN", "dtype_rules", "public_api"]
 
 F = TypeVar("F")
 
 
-def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constraints] = None,
+def public_api(name: Optional[str] = None, *, document_under: str, dtype_constraints: Optional[Constraints] = None,
                dtype_variables: Optional[Variables] = None,
                dtype_exceptions: Optional[Exceptions] = None) -> Callable[[F], F]:
-    """Register a function or class as ``tripy.<name>`` (default: its own name). Functions get
-    argument type checking against their annotations, and the dtype declaration (if any) checked."""
+    """Register a function or class as ``tripy.<name>`` (default: its own name), documented on the API
+    reference's page `document_under` (a page of ``docs/_ext/reference_groups.PAGES``, e.g. ``"ops_elementwise"``).
+    Functions get argument type checking against their annotations, and the dtype declaration (if any) checked."""
 
     def register(obj: F) -> F:
         api_name = name or getattr(obj, "__name__")
         if inspect.isclass(obj):
             assert dtype_constraints is None, "dtype declarations are for functions"
-            return public_class(obj, api_name)  # type: ignore[no-any-return]
+            return public_class(obj, api_name, document_under=document_under)  # type: ignore[no-any-return]
         if inspect.isfunction(obj):
             if dtype_constraints is not None:
                 assert not hasattr(obj, "__tripy_method_name__"), (
@@ -40,6 +41,7 @@ def public_api(name: Optional[str] = None, *, dtype_constraints: Optional[Constr
                                   name=f"tripy.{api_name}")(obj)
             obj = type_checked(obj, f"tripy.{api_name}")  # type: ignore[assignment, arg-type]
         PUBLIC_API[api_name] = obj
+        DOCUMENT_UNDER[api_name] = document_under
         return obj
 
     return register

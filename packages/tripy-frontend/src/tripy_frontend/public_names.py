@@ -16,14 +16,20 @@ from tripy_frontend.argument_checks import type_checked
 C = TypeVar("C", bound=type)
 
 PUBLIC_API: Dict[str, Any] = {}
+# Each public name's page in the API reference (one of ``docs/_ext/reference_groups.PAGES``), declared where the
+# name is defined: ``@public_api(document_under=...)``.
+DOCUMENT_UNDER: Dict[str, str] = {}
 
 
-def public_class(cls: C, name: Optional[str] = None) -> C:
-    """Register `cls` as ``tripy.<name>`` (default: its own name). Its constructor's arguments are checked
-    against their annotations, unless the class opts out because construction is on a hot path and validates
-    its own input (``_tripy_unchecked_init``, as ``tp.Tensor`` does)."""
+def public_class(cls: C, name: Optional[str] = None, *, document_under: Optional[str] = None) -> C:
+    """Register `cls` as ``tripy.<name>`` (default: its own name), on the reference page `document_under`
+    (classes registered without one declare theirs where the frontend registers them). Its constructor's
+    arguments are checked against their annotations, unless the class opts out because construction is on a hot
+    path and validates its own input (``_tripy_unchecked_init``, as ``tp.Tensor`` does)."""
     init = vars(cls).get("__init__")
     if inspect.isfunction(init) and not getattr(cls, "_tripy_unchecked_init", False):
         setattr(cls, "__init__", type_checked(init, f"tripy.{name or cls.__name__}"))
     PUBLIC_API[name or cls.__name__] = cls
+    if document_under is not None:
+        DOCUMENT_UNDER[name or cls.__name__] = document_under
     return cls

@@ -21,7 +21,7 @@ from tripy_frontend.export import public_api
 _DEVICE_FLAG = "XLA_FLAGS=--xla_force_host_platform_device_count={n}"
 
 
-@public_api()
+@public_api(document_under="sharding")
 class Mesh:
     """A grid of devices with a name for each axis: the first ``prod(shape)`` devices of the CPU, row-major.
 
@@ -81,7 +81,7 @@ class Mesh:
         return f"Mesh({dict(zip(self.axis_names, self.shape))})"
 
 
-@public_api()
+@public_api(document_under="sharding")
 class Sharding:
     """How a tensor is split over a :class:`Mesh`: for each dim, the name of the mesh axis that splits it, or
     None (the dim is whole on every device). A mesh axis that splits no dim holds a copy on each of its devices.

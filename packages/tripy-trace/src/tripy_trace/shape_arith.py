@@ -9,14 +9,20 @@ and the dynamic paths cannot disagree. ``Arith()`` with no device only accepts i
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Type, Union
 
 from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
+from tripy_flatir.ops.add import AddOp
+from tripy_flatir.ops.base import BinaryElementwiseOp
 from tripy_flatir.ops.compare import CompareOp
+from tripy_flatir.ops.divide import DivideOp
+from tripy_flatir.ops.maximum import MaxOp
+from tripy_flatir.ops.minimum import MinOp
+from tripy_flatir.ops.multiply import MultiplyOp
 from tripy_flatir.ops.select import SelectOp
-import tripy_flatir.ops as flat_ops
+from tripy_flatir.ops.subtract import SubtractOp
 
 Value = Union[int, FlatIRTensor]
 
@@ -39,12 +45,12 @@ class Arith:
         return not isinstance(v, FlatIRTensor)
 
     # ---- arithmetic -------------------------------------------------------------------------------
-    def _binary(self, a: Value, b: Value, fold: Callable[[int, int], int], op_name: str) -> Value:
+    def _binary(self, a: Value, b: Value, fold: Callable[[int, int], int], flat_op: Type[BinaryElementwiseOp]) -> Value:
         if self.is_static(a) and self.is_static(b):
             return fold(int(a), int(b))  # type: ignore[arg-type]
 
         out = FlatIRTensor.build((1,), dtypes.int32, self.device)
-        getattr(flat_ops, op_name).build([self.tensor(a), self.tensor(b)], [out])
+        flat_op.build([self.tensor(a), self.tensor(b)], [out])
         return out
 
     def add(self, a: Value, b: Value) -> Value:
@@ -52,25 +58,25 @@ class Arith:
             return a
         if self.is_static(a) and a == 0:
             return b
-        return self._binary(a, b, operator.add, "AddOp")
+        return self._binary(a, b, operator.add, AddOp)
 
     def sub(self, a: Value, b: Value) -> Value:
         if self.is_static(b) and b == 0:
             return a
-        return self._binary(a, b, operator.sub, "SubtractOp")
+        return self._binary(a, b, operator.sub, SubtractOp)
 
     def mul(self, a: Value, b: Value) -> Value:
         if self.is_static(b) and b == 1:
             return a
         if self.is_static(a) and a == 1:
             return b
-        return self._binary(a, b, operator.mul, "MultiplyOp")
+        return self._binary(a, b, operator.mul, MultiplyOp)
 
     def maximum(self, a: Value, b: Value) -> Value:
-        return self._binary(a, b, max, "MaxOp")
+        return self._binary(a, b, max, MaxOp)
 
     def minimum(self, a: Value, b: Value) -> Value:
-        return self._binary(a, b, min, "MinOp")
+        return self._binary(a, b, min, MinOp)
 
     def floordiv(self, a: Value, b: int) -> Value:
         """Floor division (rounding toward -inf, as in Python) by a positive static int."""
@@ -81,7 +87,7 @@ class Arith:
             return int(a) // b  # type: ignore[arg-type]
         # stablehlo.divide truncates toward zero; shift negative numerators so that truncation floors.
         shifted = self.select_negative(a, self.sub(a, b - 1), a)
-        return self._binary(shifted, b, operator.floordiv, "DivideOp")
+        return self._binary(shifted, b, operator.floordiv, DivideOp)
 
     def select_negative(self, cond: Value, if_negative: Value, otherwise: Value) -> Value:
         """``if_negative if cond < 0 else otherwise``."""

@@ -58,9 +58,16 @@ def _attr_str(value: Any) -> str:
 
 @dataclasses.dataclass(repr=False, eq=False)
 class UnaryElementwiseOp(BaseFlatIROp):
-    """Base for ops that apply one StableHLO elementwise op to one operand."""
+    """Base for ops that apply one StableHLO elementwise op to one operand. A subclass names its StableHLO op
+    class; the trace's ``UnaryElementwise`` and the frontend's ``unary`` take the subclass itself, so a new
+    elementwise function needs only its FlatIR file and its frontend file."""
 
     mlir_op: ClassVar[Any] = None
+    # The result is bool whatever the operand's type (a predicate such as is_finite).
+    returns_bool: ClassVar[bool] = False
+    # XLA:CPU computes garbage for a NaN operand it can see at compile time (exp(x + nan), also under jax.jit):
+    # the trace lowers such ops to select(x != x, x, op(x)) to keep the NaN.
+    guards_nan: ClassVar[bool] = False
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [type(self).mlir_op(operands[0]).result]

@@ -8,3 +8,4 @@ from tripy_flatir.ops.base import UnaryElementwiseOp
 @dataclasses.dataclass(repr=False, eq=False)
 class Expm1Op(UnaryElementwiseOp):
     mlir_op = stablehlo.Expm1Op
+    guards_nan = True

@@ -28,7 +28,7 @@ from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="compile")
 def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequence[Any] = (),
             kwargs: Optional[Dict[str, Any]] = None) -> Executable:
     """Compile a function or :class:`tripy.Module` into an :class:`Executable`.

@@ -26,7 +26,7 @@ from tripy_frontend.dimension_size import DimensionSize
 CARRIER_DTYPE = dtypes.bool
 
 
-@public_api()
+@public_api(document_under="compile")
 class DimensionInputInfo(InputInfo):
     """Describes a runtime input of a function compiled with :func:`tripy.compile` that is a dimension
     size (a :class:`DimensionSize`, e.g. a target length to reshape to) rather than a tensor: the range

@@ -42,7 +42,7 @@ import tripy_frontend
 _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
 
 
-@public_api()
+@public_api(document_under="compile")
 class Executable:
     """A function compiled by :func:`tripy.compile`. Call it with :class:`tripy.Tensor` s for the
     runtime inputs (the arguments that were given as :class:`InputInfo` s) and a

@@ -17,7 +17,7 @@ from tripy_frontend.sharding import Sharding
 from tripy_frontend.dimension_size import DimensionSize
 
 
-@public_api()
+@public_api(document_under="compile")
 class Bounds(NamedTuple):
     """Per-dim minimum, optimum and maximum sizes of an input's shape (``InputInfo.shape_bounds``).
 
@@ -35,7 +35,7 @@ class Bounds(NamedTuple):
         return self.min == self.opt == self.max
 
 
-@public_api()
+@public_api(document_under="compile")
 class InputInfo:
     """Describes one runtime input of a function compiled with :func:`tripy.compile`: its data type
     and, for each dim, either a fixed size (an int) or a range of sizes (a ``(min, opt, max)``

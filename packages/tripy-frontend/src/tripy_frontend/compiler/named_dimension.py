@@ -31,7 +31,7 @@ def check_bounds(bounds: Any, what: str) -> Tuple[int, int, int]:
     return lo, opt, hi
 
 
-@public_api()
+@public_api(document_under="compile")
 class NamedDimension:
     """A dynamic dimension with a name and bounds. Use it in the shape of one or more
     :class:`InputInfo` s: every dim that uses it (or another NamedDimension of the same name) must

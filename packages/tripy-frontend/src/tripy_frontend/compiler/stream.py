@@ -17,7 +17,7 @@ from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.export import public_api
 
 
-@public_api()
+@public_api(document_under="compile")
 class Stream:
     """An execution stream for compiled functions (:attr:`Executable.stream`).
 
@@ -57,7 +57,7 @@ class Stream:
 _DEFAULT_STREAMS: Dict[str, Stream] = {}
 
 
-@public_api()
+@public_api(document_under="compile")
 def default_stream(device: Optional[Device] = None) -> Stream:
     """The default stream of a device (one per device; the same object on every call).
 

@@ -14,7 +14,7 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.rsqrt import rsqrt
 
 
-@public_api()
+@public_api(document_under="modules")
 class BatchNorm(Module):
     r"""Batch normalization of an ``[N, C, ...]`` input with precomputed statistics (inference):
 

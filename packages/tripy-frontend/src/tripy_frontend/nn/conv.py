@@ -13,7 +13,7 @@ from tripy_frontend.nn.utils import check_float_dtype
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="modules")
 class Conv(Module):
     r"""A convolution (cross-correlation, as in PyTorch) of an ``[N, in_channels, *spatial]`` input
     with 1, 2 or 3 spatial dims:

@@ -15,7 +15,7 @@ from tripy_frontend.ops.permute import permute
 from tripy_frontend.ops.reshape import reshape
 
 
-@public_api()
+@public_api(document_under="modules")
 class ConvTranspose(Module):
     r"""A transposed convolution (the gradient of :class:`Conv` with respect to its input), as in
     PyTorch's ``ConvTranspose1d/2d/3d``, over 1, 2 or 3 spatial dims.

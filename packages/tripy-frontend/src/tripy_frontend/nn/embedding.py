@@ -15,7 +15,7 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.gather import gather
 
 
-@public_api()
+@public_api(document_under="modules")
 class Embedding(Module):
     """A lookup table: ``embedding(ids)`` gives row ``ids[...]`` of ``weight`` for each id, so an
     input of shape ``S`` gives an output of shape ``S + [embedding_dim]``.

@@ -16,7 +16,7 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.reshape import reshape
 
 
-@public_api()
+@public_api(document_under="modules")
 class GroupNorm(Module):
     r"""Group normalization of an ``[N, C, D1, ...]`` input:
 

@@ -13,7 +13,7 @@ from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_inp
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="modules")
 class InstanceNorm(Module):
     r"""Instance normalization of an ``[N, C, D1, ...]`` input:
 

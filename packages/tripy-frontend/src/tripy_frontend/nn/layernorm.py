@@ -14,7 +14,7 @@ from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_ar
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="modules")
 class LayerNorm(Module):
     r"""Layer normalization over the last ``len(normalized_shape)`` dims:
 

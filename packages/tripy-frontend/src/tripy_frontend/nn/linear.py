@@ -20,7 +20,7 @@ from tripy_frontend.ops.quantize import quantize
 _QUANT_TYPES = (dtypes.int8, dtypes.float8, dtypes.int4)
 
 
-@public_api()
+@public_api(document_under="modules")
 class Linear(Module):
     r"""Applies a linear transformation :math:`y = x W^T + b`.
 

@@ -106,7 +106,7 @@ class _ForwardSignature:
         return None
 
 
-@public_api()
+@public_api(document_under="modules")
 class Module:
     """Base class of neural-network modules. Subclasses implement :meth:`forward` (or ``__call__``);
     calling the module runs it.

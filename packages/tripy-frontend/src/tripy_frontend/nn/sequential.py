@@ -13,7 +13,7 @@ from tripy_frontend.tensor import Tensor
 ModuleLike = Union[Module, Callable[[Tensor], Tensor]]
 
 
-@public_api()
+@public_api(document_under="modules")
 class Sequential(Module):
     """Applies its modules in order, each to the output of the previous one.
 

@@ -3,10 +3,10 @@ from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
-from tripy_trace.ops.unary_elementwise import Kind
+from tripy_flatir.ops.abs import AbsOp
 
 
-@public_api()
+@public_api(document_under="ops_elementwise")
 @TENSOR_METHOD_REGISTRY("__abs__")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": NUMERIC_TYPES})
 def abs(input: Tensor) -> Tensor:
@@ -17,4 +17,4 @@ def abs(input: Tensor) -> Tensor:
         y = tp.abs(tp.Tensor([-1.5, 2.0]))
         assert y.tolist() == [1.5, 2.0]
     """
-    return unary(input, Kind.ABS)
+    return unary(input, AbsOp, "abs")

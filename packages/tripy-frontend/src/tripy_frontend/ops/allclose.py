@@ -3,10 +3,12 @@ from tripy_frontend.ops.abs import abs as _abs
 from tripy_frontend.ops.all import all as _all
 from tripy_frontend.ops.common import FLOAT_TYPES
 from tripy_frontend.tensor import Tensor
-from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
+from tripy_flatir.ops.is_finite import IsFiniteOp
+from tripy_frontend.ops.unary import unary
 
 
-@public_api(dtype_constraints={"input": "T1", "other": "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(document_under="ops_reductions",
+            dtype_constraints={"input": "T1", "other": "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool:
     r"""Whether every element satisfies :math:`|\text{input} - \text{other}| \le \text{atol} +
     \text{rtol} \cdot |\text{other}|` (NumPy broadcasting applies). Equal infinities count as
@@ -29,6 +31,6 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     """
     # As in NumPy: the tolerance test only where `other` is finite (an infinite `other` would make the
     # tolerance infinite); infinities are close only to themselves, via ==.
-    finite = Tensor._from_op(UnaryElementwise, [other], kind=Kind.ISFINITE)
+    finite = unary(other, IsFiniteOp, "isfinite")
     close = ((_abs(input - other) <= atol + rtol * _abs(other)) & finite) | (input == other)
     return bool(_all(close))

@@ -19,7 +19,8 @@ def _static(v: Any) -> Any:
     return static_value(v) if isinstance(v, DimensionSize) else v
 
 
-@public_api(dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": IOTA_TYPES})
+@public_api(document_under="ops_creation",
+            dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": IOTA_TYPES})
 def arange(start: Number, stop: Optional[Union[Number, dtypes.dtype]] = None, step: Number = 1,
            dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """Evenly spaced values in [start, stop) with the given step; ``arange(stop)`` and nvtripy's

@@ -8,7 +8,7 @@ from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="ops_types")
 @TENSOR_METHOD_REGISTRY("cast")
 @dtype_rules({"input": "T1", "dtype": "T2", RETURN: "T2"}, {"T1": ALL_TYPES, "T2": ALL_TYPES})
 def cast(input: Tensor, dtype: dtypes.dtype) -> Tensor:

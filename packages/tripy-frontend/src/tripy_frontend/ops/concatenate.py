@@ -25,7 +25,8 @@ def check_tensor_list(tensors: Sequence[Tensor], what: str) -> None:
                         _stack.capture(), [], [first.stack_info, t.stack_info])
 
 
-@public_api(dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def concatenate(tensors: Sequence[Tensor], dim: int) -> Tensor:
     """Join tensors along an existing dim. They must have the same rank and dtype, and the same size
     in every other dim.

@@ -15,7 +15,7 @@ from tripy_frontend.device import device as PublicDevice
 from tripy_frontend.ops.getitem import _depends_on_runtime_inputs
 
 
-@public_api()
+@public_api(document_under="ops_creation")
 @TENSOR_METHOD_REGISTRY("copy")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def copy(input: Tensor, device: Any) -> Tensor:

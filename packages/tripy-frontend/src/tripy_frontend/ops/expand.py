@@ -7,7 +7,7 @@ from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="ops_shape")
 @TENSOR_METHOD_REGISTRY("expand")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def expand(input: Tensor, sizes: Sequence[Any]) -> Tensor:

@@ -9,7 +9,7 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="ops_shape")
 @TENSOR_METHOD_REGISTRY("flatten")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -10,7 +10,8 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.cast import cast
 
 
-@public_api(dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(document_under="ops_creation",
+            dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """A tensor of the given shape with every element equal to `value`. Every dtype but ``tp.int4``
     (tripy cannot lower an int4 constant yet).
@@ -41,7 +42,7 @@ def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32)
     return Tensor._from_op(Fill, inputs, shape=static)
 
 
-@public_api(dtype_constraints={"input": "T1", "dtype": "T2"},
+@public_api(document_under="ops_creation", dtype_constraints={"input": "T1", "dtype": "T2"},
             dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES})
 def full_like(input: Tensor, value: Any, dtype: Optional[dtypes.dtype] = None) -> Tensor:
     """A tensor shaped like `input` filled with `value` (dtype defaults to input's). Every dtype but

@@ -6,7 +6,7 @@ from tripy_frontend.ops.common import ALL_TYPES, INDEX_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"input": "T1", "index": "T2", RETURN: "T1"},
+@public_api(document_under="ops_shape", dtype_constraints={"input": "T1", "index": "T2", RETURN: "T1"},
             dtype_variables={"T1": ALL_TYPES, "T2": INDEX_TYPES})
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Take the entries of `input` at positions `index` along `dim`, like

@@ -3,7 +3,7 @@ from tripy_frontend.ops.common import BITWISE_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
-from tripy_trace.ops.unary_elementwise import Kind
+from tripy_flatir.ops.not_ import NotOp
 
 
 @TENSOR_METHOD_REGISTRY("__invert__")
@@ -16,4 +16,4 @@ def __invert__(self: Tensor) -> Tensor:
         assert (~tp.Tensor([True, False])).tolist() == [False, True]
         assert (~tp.Tensor([0, 5, -1])).tolist() == [-1, -6, 0]
     """
-    return unary(self, Kind.NOT)
+    return unary(self, NotOp, "not")

@@ -14,7 +14,7 @@ from tripy_frontend.ops.where import where
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"input": "T1", "mask": "T2", RETURN: "T1"},
+@public_api(document_under="ops_elementwise", dtype_constraints={"input": "T1", "mask": "T2", RETURN: "T1"},
             dtype_variables={"T1": CONSTANT_TYPES, "T2": (dtypes.bool,)})
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """`input` with the elements where `mask` is True replaced by `value`.

@@ -6,7 +6,8 @@ from tripy_frontend.ops.pooling import pool
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(document_under="ops_nn",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def maxpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence[int]] = None,
             padding: Optional[Sequence[Sequence[int]]] = None) -> Tensor:
     r"""Max pooling over the spatial dims of an (N, C, H, W) or (N, C, D, H, W) tensor.

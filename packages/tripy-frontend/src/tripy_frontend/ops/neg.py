@@ -3,7 +3,7 @@ from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
-from tripy_trace.ops.unary_elementwise import Kind
+from tripy_flatir.ops.negate import NegateOp
 
 
 @TENSOR_METHOD_REGISTRY("__neg__")
@@ -15,4 +15,4 @@ def __neg__(self: Tensor) -> Tensor:
 
         assert (-tp.Tensor([1.0, -2.0])).tolist() == [-1.0, 2.0]
     """
-    return unary(self, Kind.NEG)
+    return unary(self, NegateOp, "neg")

@@ -6,7 +6,8 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"vec1": "T1", "vec2": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"vec1": "T1", "vec2": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def outer(vec1: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-D tensors: ``out[i, j] = vec1[i] * vec2[j]``.
 

@@ -15,7 +15,8 @@ from tripy_frontend.ops.gather import gather
 from tripy_frontend.dimension_size import DimensionSize, static_value
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
         value: Union[int, float, bool] = 0) -> Tensor:
     """Pad a tensor: with a constant value, or with its own elements.

@@ -8,7 +8,7 @@ from tripy_frontend.export import public_api
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="configuration")
 def plugin(name: str, inputs: Sequence[Tensor], output_info: Optional[List[Tuple[int, dtypes.dtype]]] = None,
            version: str = "1", namespace: str = "", **kwargs: Any) -> Any:
     """Call a TensorRT plugin (nvtripy's signature).

@@ -14,7 +14,8 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.expand import expand
 from tripy_trace.ops.storage import Storage
-from tripy_trace.ops.unary_elementwise import Kind, UnaryElementwise
+from tripy_flatir.ops.round_nearest_even import RoundNearestEvenOp
+from tripy_frontend.ops.unary import unary
 
 QUANTIZED_TYPES = (dtypes.int4, dtypes.int8, dtypes.float8)
 # The representable range of each quantized type: values are clamped to it (saturating, as TensorRT does).
@@ -76,7 +77,7 @@ def _block_scale(input: Tensor, scale: Tensor, quantized: dtypes.dtype, what: st
     return reshape(expand(reshape(scale, (blocks[0], 1, blocks[1])), (blocks[0], rows, blocks[1])), tuple(shape))
 
 
-@public_api(dtype_constraints={"input": "T1", "scale": "T1", "dtype": "T2", RETURN: "T2"},
+@public_api(document_under="ops_types", dtype_constraints={"input": "T1", "scale": "T1", "dtype": "T2", RETURN: "T2"},
             dtype_variables={"T1": FLOAT_TYPES, "T2": QUANTIZED_TYPES})
 def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] = None) -> Tensor:
     """Quantize `input` to `dtype` (``tp.int4``, ``tp.int8`` or ``tp.float8``): ``convert(clamp(x / scale))``,
@@ -111,6 +112,6 @@ def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] 
     """
     scaled = input / scale_operand(input, scale, input.dtype, dim, "tripy.quantize", dtype)
     if dtype is not dtypes.float8:
-        scaled = Tensor._from_op(UnaryElementwise, [scaled], kind=Kind.ROUND)
+        scaled = unary(scaled, RoundNearestEvenOp, "round")
     lo, hi = _RANGE[dtype]
     return cast(maximum(minimum(scaled, hi), lo), dtype)

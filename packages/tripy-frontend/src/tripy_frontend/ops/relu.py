@@ -4,7 +4,8 @@ from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(document_under="ops_activations",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
 def relu(input: Tensor) -> Tensor:
     r"""Rectified linear unit, :math:`\max(x, 0)`, elementwise. NaN stays NaN (as in PyTorch).
 

@@ -11,7 +11,8 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.dimension_size import DimensionSize
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
     """Repeat each element `repeats` times, one copy after another, along `dim` (like ``numpy.repeat``
     with an int `repeats`).

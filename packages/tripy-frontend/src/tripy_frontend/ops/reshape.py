@@ -12,7 +12,7 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.dimension_size import DimensionSize
 
 
-@public_api()
+@public_api(document_under="ops_shape")
 @TENSOR_METHOD_REGISTRY("reshape")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:

@@ -11,7 +11,7 @@ from tripy_frontend.tensor import Tensor
 _MODES = ("cubic", "linear", "nearest")
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(document_under="ops_nn", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def resize(input: Tensor, shape_or_scales: Any = None, /, mode: str = "linear", align_corners: bool = False, *,
            output_shape: Optional[Sequence[Any]] = None, scales: Optional[Sequence[float]] = None) -> Tensor:
     r"""Resize (interpolate) a tensor to a new shape, given as `output_shape` or as `scales`.

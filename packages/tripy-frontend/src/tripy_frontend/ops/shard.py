@@ -14,7 +14,7 @@ from tripy_frontend.sharding import Sharding
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="sharding")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def shard(input: Tensor, sharding: Sharding) -> Tensor:
     """A copy of `input` split across the devices of a mesh as `sharding` says: each device holds its piece.

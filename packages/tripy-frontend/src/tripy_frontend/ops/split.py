@@ -10,7 +10,8 @@ from tripy_frontend.types import IntLike
 from tripy_frontend.dimension_size import DimensionSize
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[IntLike]], dim: int = 0) -> Tuple[Tensor, ...]:
     """Split a tensor into pieces along `dim`.
 

@@ -2,10 +2,11 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import FLOAT_TYPES
 from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
-from tripy_trace.ops.unary_elementwise import Kind
+from tripy_flatir.ops.sqrt import SqrtOp
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(document_under="ops_elementwise",
+            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
 def sqrt(input: Tensor) -> Tensor:
     """Square root, elementwise.
 
@@ -21,4 +22,4 @@ def sqrt(input: Tensor) -> Tensor:
         y = tp.sqrt(x)
         assert np.allclose(np.from_dlpack(y), np.sqrt(np.array([0.5, 1.0, 2.0], dtype=np.float32)), atol=1e-6)
     """
-    return unary(input, Kind.SQRT)
+    return unary(input, SqrtOp, "sqrt")

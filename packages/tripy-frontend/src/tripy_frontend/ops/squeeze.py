@@ -10,7 +10,7 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="ops_shape")
 @TENSOR_METHOD_REGISTRY("squeeze")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def squeeze(input: Tensor, dims: Union[int, Sequence[int]]) -> Tensor:

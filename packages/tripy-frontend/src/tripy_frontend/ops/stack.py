@@ -10,7 +10,8 @@ from tripy_frontend.ops.unsqueeze import unsqueeze
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"tensors": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors of the same shape along a new dim, inserted at position `dim` of the output.
 

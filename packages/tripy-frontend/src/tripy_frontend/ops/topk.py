@@ -10,7 +10,7 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"input": "T1", RETURN: ("T1", "T2")},
+@public_api(document_under="ops_reductions", dtype_constraints={"input": "T1", RETURN: ("T1", "T2")},
             dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
 def topk(input: Tensor, k: int, dim: int) -> Tuple[Tensor, Tensor]:
     """The `k` largest values along `dim`, largest first, and their indices (int32).

@@ -5,7 +5,7 @@ from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
 from tripy_frontend.tensor import Tensor
 
 
-@public_api()
+@public_api(document_under="ops_shape")
 @TENSOR_METHOD_REGISTRY("transpose")
 @dtype_rules({"input": "T1", RETURN: "T1"}, {"T1": ALL_TYPES})
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:

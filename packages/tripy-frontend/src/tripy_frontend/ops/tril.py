@@ -24,7 +24,8 @@ def triangle(tensor: Tensor, diagonal: int, lower: bool) -> Tensor:
     return where(keep, tensor, constant(0, tensor.dtype, tensor.device))
 
 
-@public_api(dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(document_under="ops_shape",
+            dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
 def tril(tensor: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of each matrix in `tensor` (its last two dims; leading dims are a batch),
     with every element above the `diagonal`-th diagonal set to zero. ``diagonal=0`` is the main

@@ -9,7 +9,8 @@ from tripy_frontend.ops.common import ALL_TYPES, to_tensors
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(dtype_constraints={"condition": "T2", "input": "T1", "other": "T1", RETURN: "T1"},
+@public_api(document_under="ops_elementwise",
+            dtype_constraints={"condition": "T2", "input": "T1", "other": "T1", RETURN: "T1"},
             dtype_variables={"T1": ALL_TYPES, "T2": (dtypes.bool,)})
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other``, with NumPy broadcasting of all three.

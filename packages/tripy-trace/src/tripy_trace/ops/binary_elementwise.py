@@ -18,7 +18,6 @@ from tripy_flatir.ops.remainder import RemOp
 from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.ops.subtract import SubtractOp
 from tripy_flatir.ops.and_ import AndOp
-from tripy_flatir.ops.multiply import MultiplyOp
 from tripy_flatir.ops.power import PowOp
 from tripy_flatir.ops.maximum import MaxOp
 from tripy_flatir.ops.minimum import MinOp
