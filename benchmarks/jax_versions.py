@@ -41,6 +41,10 @@ METRICS = [
     ("resnet18", "ResNet-18, 1x3x224x224", "ms", True),
     ("eager_hit", "eager 10-op loop", "us", True),
     ("compiled_call", "compiled call, tiny inputs", "us", True),
+    # The same small workloads through jax.jit in the same child: what XLA itself gained or lost between versions.
+    ("eager_miss_jax", "  jax.jit: new 10-op graph, first call", "ms", True),
+    ("eager_hit_jax", "  jax.jit: the 10-op loop", "us", True),
+    ("compiled_call_jax", "  jax.jit: call, tiny inputs", "us", True),
 ]
 SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6, "tokens/s": 1.0}
 
@@ -110,14 +114,17 @@ def resnet18_seconds() -> float:
 
 
 def small_workloads() -> Dict[str, float]:
-    """The eager cache miss and hit, and the compiled call, from run_all's own workloads (tripy's column)."""
+    """The eager cache miss and hit, and the compiled call, from run_all's own workloads (tripy's column, and
+    jax.jit's as ``<key>_jax``)."""
     import compiled_overhead
     import eager_cache_hit
     import eager_cache_miss
 
     rows = {"eager_miss": eager_cache_miss.run(quick=True)[0], "eager_hit": eager_cache_hit.run(quick=True)[0],
             "compiled_call": compiled_overhead.run(quick=True)[0]}
-    return {key: row.tripy for key, row in rows.items() if row.tripy is not None}
+    times = {key: row.tripy for key, row in rows.items() if row.tripy is not None}
+    times.update({f"{key}_jax": row.peers["jax.jit"] for key, row in rows.items() if row.peers.get("jax.jit")})
+    return times
 
 
 def onnx_session_seconds() -> Dict[str, float]:
