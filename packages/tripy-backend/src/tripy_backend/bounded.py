@@ -33,7 +33,9 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_backend import _xla
 from tripy_backend.real_sizes import READS_ACROSS, RealSizes, element, gather_operand_dim
+import tripy_flatir.ops as flat_ops
 from tripy_flatir.mlir_utils import bytecode, context, main_function
+from tripy_flatir.ops.base import BaseFlatIROp
 
 _DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time dim read (replaced in step 3)
 _SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
@@ -41,16 +43,17 @@ _SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size
 _SOURCE_DIMS = "tripy.source_dims"  # attribute of a reshape's marker: the dims of its source that may be padded
 _SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
 
-# Operand positions that give a dynamic op's result shape (not data).
-_SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {
-    "stablehlo.dynamic_broadcast_in_dim": (1,), "stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_iota": (0,),
-    "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_pad": (2, 3, 4), "stablehlo.dynamic_gather": (2,),
-}
-# Ops that XLA's dynamic padder gets wrong or crashes on with padded operands: programs with them are not
-# bounded (the range then gets a static program per shape, see ``ranges``).
-_UNSUPPORTED = ("stablehlo.scatter", "stablehlo.dynamic_pad", "stablehlo.while", "stablehlo.if", "stablehlo.case",
-                "stablehlo.custom_call", "stablehlo.select_and_scatter", "stablehlo.cumsum",
-                "stablehlo.dynamic_update_slice", "stablehlo.dynamic_slice")
+# The FlatIR ops' own facts (``tripy_flatir.ops.base.BaseFlatIROp``), by MLIR op name: which operands of a
+# dynamic op give its result shape (not data), and which ops a bounded program cannot run.
+_FLAT_OPS = [cls for cls in vars(flat_ops).values()
+             if isinstance(cls, type) and issubclass(cls, BaseFlatIROp) and cls.mlir_op is not None]
+_SHAPE_OPERANDS: Dict[str, Tuple[int, ...]] = {cls.mlir_name(): cls.shape_operands for cls in _FLAT_OPS
+                                               if cls.shape_operands}
+# Ops no FlatIR op emits (control flow, a plugin's custom_call, scatters and dynamic slices from a module built
+# elsewhere) are not bounded either: XLA's dynamic padder gets them wrong or crashes on padded operands.
+_UNSUPPORTED = frozenset({cls.mlir_name() for cls in _FLAT_OPS if not cls.bounded} | {
+    "stablehlo.scatter", "stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.custom_call",
+    "stablehlo.select_and_scatter", "stablehlo.dynamic_update_slice", "stablehlo.dynamic_slice"})
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
 
 

@@ -23,13 +23,15 @@ class ArgReduceOp(BaseFlatIROp):
     Ties go to the smaller index, and NaN beats every number (the first NaN wins), as in NumPy.
     """
 
+    mlir_op = stablehlo.ReduceOp
+
     mode: str  # max | min
     reduce_dim: int
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         vdt, idt = self.inputs[0].dtype, self.inputs[1].dtype
-        op = stablehlo.ReduceOp([self.result_type(0), self.result_type(1)], operands[:2], operands[2:],
-                                i64_attr_array([self.reduce_dim]))
+        op = self.mlir_op([self.result_type(0), self.result_type(1)], operands[:2], operands[2:],
+                          i64_attr_array([self.reduce_dim]))
         vs = ir.RankedTensorType.get([], vdt.mlir_type())
         is_ = ir.RankedTensorType.get([], idt.mlir_type())
         block = op.regions[0].blocks.append(vs, is_, vs, is_)

@@ -8,7 +8,7 @@ returns its result values.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, List, Sequence
+from typing import Any, ClassVar, List, Sequence, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 
@@ -17,6 +17,16 @@ from tripy_flatir.tensor import FlatIRTensor
 class BaseFlatIROp:
     inputs: List[FlatIRTensor]
     outputs: List[FlatIRTensor]
+
+    # What the layers above need to know about an op, declared with it:
+    # the MLIR op class it emits (``mlir_op.OPERATION_NAME``, e.g. "stablehlo.dynamic_reshape", is how the
+    # backend's passes over the MLIR recognise it);
+    mlir_op: ClassVar[Any] = None
+    # the operand positions that give its result's shape at run time (dynamic ops), as opposed to data;
+    shape_operands: ClassVar[Tuple[int, ...]] = ()
+    # whether a bounded program (one program for a range of shapes, ``tripy_backend.bounded``) can run it on
+    # operands padded to their bounds: XLA's dynamic padder handles it, or the backend masks the padding.
+    bounded: ClassVar[bool] = True
 
     # Fields not shown in the text form.
     str_skip_fields: ClassVar[tuple[str, ...]] = ()
@@ -30,6 +40,11 @@ class BaseFlatIROp:
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         raise NotImplementedError
+
+    @classmethod
+    def mlir_name(cls) -> str:
+        """The MLIR operation's name, e.g. ``"stablehlo.tanh"``."""
+        return str(cls.mlir_op.OPERATION_NAME)
 
     def result_type(self, index: int = 0) -> Any:
         return self.outputs[index].mlir_type()
@@ -59,10 +74,9 @@ def _attr_str(value: Any) -> str:
 @dataclasses.dataclass(repr=False, eq=False)
 class UnaryElementwiseOp(BaseFlatIROp):
     """Base for ops that apply one StableHLO elementwise op to one operand. A subclass names its StableHLO op
-    class; the trace's ``UnaryElementwise`` and the frontend's ``unary`` take the subclass itself, so a new
-    elementwise function needs only its FlatIR file and its frontend file."""
+    class (``mlir_op``); the trace's ``UnaryElementwise`` and the frontend's ``unary`` take the subclass itself,
+    so a new elementwise function needs only its FlatIR file and its frontend file."""
 
-    mlir_op: ClassVar[Any] = None
     # The result is bool whatever the operand's type (a predicate such as is_finite).
     returns_bool: ClassVar[bool] = False
     # XLA:CPU computes garbage for a NaN operand it can see at compile time (exp(x + nan), also under jax.jit):
@@ -75,9 +89,7 @@ class UnaryElementwiseOp(BaseFlatIROp):
 
 @dataclasses.dataclass(repr=False, eq=False)
 class BinaryElementwiseOp(BaseFlatIROp):
-    """Base for ops that apply one StableHLO elementwise op to two same-shaped operands."""
-
-    mlir_op: ClassVar[Any] = None
+    """Base for ops that apply one StableHLO elementwise op (``mlir_op``) to two same-shaped operands."""
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [type(self).mlir_op(*operands).result]

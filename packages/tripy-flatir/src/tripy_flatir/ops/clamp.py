@@ -10,5 +10,7 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ClampOp(BaseFlatIROp):
     """inputs (min, operand, max): operand clamped elementwise into [min, max]."""
 
+    mlir_op = stablehlo.ClampOp
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.ClampOp(*operands).result]
+        return [self.mlir_op(*operands).result]

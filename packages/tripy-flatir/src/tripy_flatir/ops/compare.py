@@ -12,10 +12,12 @@ DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 class CompareOp(BaseFlatIROp):
     """Elementwise comparison producing bool; `direction` is one of EQ NE LT LE GT GE."""
 
+    mlir_op = stablehlo.CompareOp
+
     direction: str
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         dt = self.inputs[0].dtype
         kind = "FLOAT" if dt.is_floating else ("UNSIGNED" if dt.name == "bool" else "SIGNED")
-        return [stablehlo.CompareOp(operands[0], operands[1], stablehlo.ComparisonDirectionAttr.get(self.direction),
-                                    compare_type=stablehlo.ComparisonTypeAttr.get(kind)).result]
+        return [self.mlir_op(operands[0], operands[1], stablehlo.ComparisonDirectionAttr.get(self.direction),
+                             compare_type=stablehlo.ComparisonTypeAttr.get(kind)).result]

@@ -10,7 +10,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ConcatenateOp(BaseFlatIROp):
     """Joins the operands along `dim`."""
 
+    mlir_op = stablehlo.ConcatenateOp
+
     dim: int
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.ConcatenateOp(operands, self.dim).result]
+        return [self.mlir_op(operands, self.dim).result]

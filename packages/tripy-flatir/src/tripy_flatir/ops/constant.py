@@ -12,8 +12,10 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ConstantOp(BaseFlatIROp):
     """A literal. Only for small values (scalars, shapes): tensor data enters programs as arguments."""
 
+    mlir_op = stablehlo.ConstantOp
+
     data: Any
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         out = self.outputs[0]
-        return [stablehlo.ConstantOp(dense_attr(np.asarray(self.data), out.dtype, out.shape)).result]
+        return [self.mlir_op(dense_attr(np.asarray(self.data), out.dtype, out.shape)).result]

@@ -10,5 +10,7 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ConvertOp(BaseFlatIROp):
     """Elementwise conversion to the output's dtype."""
 
+    mlir_op = stablehlo.ConvertOp
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.ConvertOp(self.result_type(), operands[0]).result]
+        return [self.mlir_op(self.result_type(), operands[0]).result]

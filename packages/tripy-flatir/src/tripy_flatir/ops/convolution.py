@@ -20,6 +20,8 @@ class ConvolutionOp(BaseFlatIROp):
     `window_reversal` flips the kernel along the marked spatial dims.
     """
 
+    mlir_op = stablehlo.ConvolutionOp
+
     window_strides: List[int]
     padding: List[Tuple[int, int]]
     lhs_dilation: List[int]
@@ -43,7 +45,7 @@ class ConvolutionOp(BaseFlatIROp):
         reversal = None
         if self.window_reversal is not None and any(self.window_reversal):
             reversal = ir.DenseBoolArrayAttr.get([bool(r) for r in self.window_reversal])
-        return [stablehlo.ConvolutionOp(
+        return [self.mlir_op(
             self.result_type(), operands[0], operands[1], numbers,
             ir.IntegerAttr.get(i64, self.feature_group_count), ir.IntegerAttr.get(i64, 1),
             window_strides=i64_attr_array(self.window_strides), padding=padding,

@@ -10,6 +10,8 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class DotOp(BaseFlatIROp):
     """stablehlo.dot_general with explicit batching and contracting dims."""
 
+    mlir_op = stablehlo.DotGeneralOp
+
     lhs_batching_dims: List[int]
     rhs_batching_dims: List[int]
     lhs_contracting_dims: List[int]
@@ -22,4 +24,4 @@ class DotOp(BaseFlatIROp):
             lhs_contracting_dimensions=self.lhs_contracting_dims,
             rhs_contracting_dimensions=self.rhs_contracting_dims,
         )
-        return [stablehlo.DotGeneralOp(self.result_type(), operands[0], operands[1], dims).result]
+        return [self.mlir_op(self.result_type(), operands[0], operands[1], dims).result]

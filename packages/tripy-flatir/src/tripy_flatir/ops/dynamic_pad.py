@@ -11,5 +11,9 @@ class DynamicPadOp(BaseFlatIROp):
     """stablehlo.dynamic_pad: inputs are (operand, padding value (rank 0), padding low, padding high,
     interior padding), the last three 1-D integer tensors with one entry per dim."""
 
+    mlir_op = stablehlo.DynamicPadOp
+    shape_operands = (2, 3, 4)
+    bounded = False  # XLA's dynamic padder gets it wrong with padded operands
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.DynamicPadOp(self.result_type(), *operands).result]
+        return [self.mlir_op(self.result_type(), *operands).result]

@@ -10,5 +10,8 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class DynamicReshapeOp(BaseFlatIROp):
     """Reshape; inputs are (operand, output shape as a 1-D integer tensor)."""
 
+    mlir_op = stablehlo.DynamicReshapeOp
+    shape_operands = (1,)
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.DynamicReshapeOp(self.result_type(), operands[0], operands[1]).result]
+        return [self.mlir_op(self.result_type(), operands[0], operands[1]).result]

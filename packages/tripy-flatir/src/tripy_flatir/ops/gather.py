@@ -22,10 +22,12 @@ class GatherOp(BaseFlatIROp):
     """``numpy.take`` along `dim` as a stablehlo.gather: inputs are (operand, indices of shape
     index_shape + [1]). Out-of-range indices are clamped. Needs the operand's dims other than `dim` static."""
 
+    mlir_op = stablehlo.GatherOp
+
     dim: int
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         operand, indices = self.inputs
         sizes = [1 if d == self.dim else s for d, s in enumerate(operand.shape)]
         numbers = take_dimension_numbers(operand.rank, indices.rank - 1, self.dim)
-        return [stablehlo.GatherOp(operands[0], operands[1], numbers, i64_attr_array(sizes)).result]
+        return [self.mlir_op(operands[0], operands[1], numbers, i64_attr_array(sizes)).result]

@@ -10,7 +10,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class GetDimensionSizeOp(BaseFlatIROp):
     """The run-time size of dimension `dim` of the operand, as a rank-0 int32 tensor."""
 
+    mlir_op = stablehlo.GetDimensionSizeOp
+
     dim: int
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.GetDimensionSizeOp(operands[0], self.dim).result]
+        return [self.mlir_op(operands[0], self.dim).result]

@@ -11,7 +11,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class IotaOp(BaseFlatIROp):
     """0, 1, 2, ... along `dim` of a static output shape."""
 
+    mlir_op = stablehlo.IotaOp
+
     dim: int
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.IotaOp(self.result_type(), ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim)).result]
+        return [self.mlir_op(self.result_type(), ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim)).result]

@@ -12,10 +12,12 @@ class PadOp(BaseFlatIROp):
     """stablehlo.pad with static edge padding; inputs are (operand, padding value as a rank-0 tensor).
     Negative padding removes elements."""
 
+    mlir_op = stablehlo.PadOp
+
     padding_low: List[int]
     padding_high: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         interior = [0] * len(self.padding_low)
-        return [stablehlo.PadOp(operands[0], operands[1], i64_attr_array(self.padding_low),
-                                i64_attr_array(self.padding_high), i64_attr_array(interior)).result]
+        return [self.mlir_op(operands[0], operands[1], i64_attr_array(self.padding_low),
+                             i64_attr_array(self.padding_high), i64_attr_array(interior)).result]

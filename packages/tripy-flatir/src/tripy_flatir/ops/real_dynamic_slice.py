@@ -10,5 +10,8 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class DynamicSliceOp(BaseFlatIROp):
     """Slice whose bounds are run-time values: inputs (operand, start, limit, stride), each a 1-D int tensor."""
 
+    mlir_op = stablehlo.RealDynamicSliceOp
+    shape_operands = (1, 2, 3)
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.RealDynamicSliceOp(self.result_type(), *operands).result]
+        return [self.mlir_op(self.result_type(), *operands).result]

@@ -15,11 +15,13 @@ _BODY = {"sum": stablehlo.AddOp, "prod": stablehlo.MulOp, "max": stablehlo.MaxOp
 class ReduceOp(BaseFlatIROp):
     """stablehlo.reduce over `reduce_dims`; inputs are (operand, init value as a rank-0 tensor)."""
 
+    mlir_op = stablehlo.ReduceOp
+
     reduce_mode: str
     reduce_dims: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        op = stablehlo.ReduceOp([self.result_type()], [operands[0]], [operands[1]], i64_attr_array(self.reduce_dims))
+        op = self.mlir_op([self.result_type()], [operands[0]], [operands[1]], i64_attr_array(self.reduce_dims))
         scalar = ir.RankedTensorType.get([], self.inputs[0].dtype.mlir_type())
         block = op.regions[0].blocks.append(scalar, scalar)
         with ir.InsertionPoint(block):

@@ -10,5 +10,7 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ReshapeOp(BaseFlatIROp):
     """Reshape to the output's (static) shape."""
 
+    mlir_op = stablehlo.ReshapeOp
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.ReshapeOp(self.result_type(), operands[0]).result]
+        return [self.mlir_op(self.result_type(), operands[0]).result]

@@ -11,7 +11,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class ReverseOp(BaseFlatIROp):
     """Reverses the order of elements along each of `dims`."""
 
+    mlir_op = stablehlo.ReverseOp
+
     dims: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.ReverseOp(operands[0], i64_attr_array(self.dims)).result]
+        return [self.mlir_op(operands[0], i64_attr_array(self.dims)).result]

@@ -10,5 +10,7 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class SelectOp(BaseFlatIROp):
     """inputs (pred, on_true, on_false): pred ? on_true : on_false, elementwise."""
 
+    mlir_op = stablehlo.SelectOp
+
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.SelectOp(*operands).result]
+        return [self.mlir_op(*operands).result]

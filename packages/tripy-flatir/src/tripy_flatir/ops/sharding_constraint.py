@@ -12,9 +12,12 @@ class ShardingConstraintOp(BaseFlatIROp):
     """The operand, split across devices as `sharding` (GSPMD text, ``tripy_flatir.sharding.Layout.gspmd``) says:
     XLA's ``Sharding`` custom call, which the SPMD partitioner reads as a constraint and removes."""
 
+    mlir_op = stablehlo.CustomCallOp
+    bounded = False  # a custom_call; sharded programs are static
+
     sharding: str
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        op = stablehlo.CustomCallOp([operands[0].type], [operands[0]], call_target_name="Sharding")
+        op = self.mlir_op([operands[0].type], [operands[0]], call_target_name="Sharding")
         op.attributes["mhlo.sharding"] = ir.StringAttr.get(self.sharding)
         return [op.result]

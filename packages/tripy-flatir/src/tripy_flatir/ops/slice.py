@@ -11,10 +11,12 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class SliceOp(BaseFlatIROp):
     """Static slice: start, limit (exclusive) and stride per dim (strides positive)."""
 
+    mlir_op = stablehlo.SliceOp
+
     start_indices: List[int]
     limit_indices: List[int]
     strides: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.SliceOp(operands[0], i64_attr_array(self.start_indices), i64_attr_array(self.limit_indices),
-                                  i64_attr_array(self.strides)).result]
+        return [self.mlir_op(operands[0], i64_attr_array(self.start_indices), i64_attr_array(self.limit_indices),
+                             i64_attr_array(self.strides)).result]

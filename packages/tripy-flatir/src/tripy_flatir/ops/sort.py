@@ -15,13 +15,15 @@ class SortOp(BaseFlatIROp):
     number and equal to each other, as in NumPy and PyTorch. The sort is stable: equal keys keep their order.
     """
 
+    mlir_op = stablehlo.SortOp
+
     dim: int
     descending: bool
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        op = stablehlo.SortOp([self.result_type(i) for i in range(len(self.outputs))], operands,
-                              dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim),
-                              is_stable=ir.BoolAttr.get(True))
+        op = self.mlir_op([self.result_type(i) for i in range(len(self.outputs))], operands,
+                          dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim),
+                          is_stable=ir.BoolAttr.get(True))
         scalars = []
         for t in self.inputs:
             s = ir.RankedTensorType.get([], t.dtype.mlir_type())

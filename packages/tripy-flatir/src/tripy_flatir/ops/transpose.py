@@ -11,7 +11,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 class TransposeOp(BaseFlatIROp):
     """Result dim i is operand dim perm[i]."""
 
+    mlir_op = stablehlo.TransposeOp
+
     perm: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [stablehlo.TransposeOp(operands[0], i64_attr_array(self.perm)).result]
+        return [self.mlir_op(operands[0], i64_attr_array(self.perm)).result]
