@@ -23,9 +23,8 @@ from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
 from tripy_frontend.compiler.tracing import tracing
-from tripy_frontend.dimension_size import shape_of
+from tripy_frontend.tensor import Tensor, shape_of
 from tripy_frontend.export import public_api
-from tripy_frontend.tensor import Tensor
 
 
 @public_api()

@@ -33,8 +33,7 @@ from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo, range_dims
 from tripy_frontend.export import public_api
-from tripy_frontend.dimension_size import DimensionSize
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
 import tripy_frontend
 

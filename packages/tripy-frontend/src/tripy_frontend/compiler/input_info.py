@@ -14,7 +14,7 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
 from tripy_frontend.export import public_api
 from tripy_frontend.sharding import Sharding
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize
 
 
 @public_api()

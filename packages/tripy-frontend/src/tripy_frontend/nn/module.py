@@ -22,9 +22,8 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn import module_text
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase, static_shape
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.tracebacks import api_boundary
-from tripy_frontend.dimension_size import DimensionSize
 
 # How many keys of each kind an error report lists before it summarizes the rest.
 _MAX_LISTED = 12

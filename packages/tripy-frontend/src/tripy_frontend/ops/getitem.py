@@ -8,8 +8,7 @@ from tripy_trace.ops.slice import Bound, DynamicBound, Slice
 from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 from tripy_frontend.ops.gather import gather
 
 _WHAT = "tripy.Tensor.__getitem__"
