@@ -9,9 +9,10 @@ from tripy_backend.cache import ProgramCache
 from tripy_backend.compiler import compile, module_to_bytecode
 from tripy_backend.devices import check_device, compiler_name
 from tripy_backend.program import Program, SavedCode
+from tripy_backend.ranges import Padded
 from tripy_backend.memory import to_device, to_numpy
 
 # The version is the distribution's (its pyproject.toml), read back at run time: one source.
 __version__ = _metadata.version("tripy-backend")
-__all__ = ["compilation_count", "ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name", "Program",
-           "SavedCode", "to_device", "to_numpy"]
+__all__ = ["compilation_count", "ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name", "Padded",
+           "Program", "SavedCode", "to_device", "to_numpy"]

@@ -17,7 +17,6 @@ from tripy_frontend.export import public_api
 from tripy_frontend.public_names import DOCUMENT_UNDER, PUBLIC_API
 from tripy_frontend.tensor import Tensor
 from tripy_frontend import device as _device_module  # noqa: F401
-from tripy_frontend import dimension_size as _dimension_size  # noqa: F401
 from tripy_frontend import distributed as _distributed  # noqa: F401
 from tripy_frontend import sharding as _sharding  # noqa: F401
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY

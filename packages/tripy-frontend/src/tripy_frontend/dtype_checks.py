@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tripy_flatir import dtypes, stack_info
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize
 from tripy_frontend.tensor import Tensor
 
 Variables = Mapping[str, Sequence[dtypes.dtype]]

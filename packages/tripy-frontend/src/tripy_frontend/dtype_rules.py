@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from tripy_flatir import dtypes
 from tripy_flatir.exceptions import TripyException
 from tripy_frontend import codegen
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
 from tripy_frontend.dtype_checks import (NUMBERS, Entry, Exceptions, Variables, check_one, check_pair,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Tuple
 
-from tripy_backend.ranges import Padded
-from tripy_backend import memory
+from tripy_backend import Padded, memory
 from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import PaddedStorage, ResultStorage
 from tripy_trace.tensor import TraceTensor

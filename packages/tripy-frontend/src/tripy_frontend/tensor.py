@@ -1,10 +1,15 @@
-"""tripy.Tensor: a handle on one output of a trace op. Ops only build graph; using a value evaluates it."""
+"""tripy.Tensor: a handle on one output of a trace op. Ops only build graph; using a value evaluates it
+(the methods that read values are in ``tensor_values.py``, turning user data into an array in ``host_data.py``).
+
+Shapes are values: ``t.shape`` is a tuple of ``DimensionSize``, a rank-0 int32 tensor (a Tensor subclass,
+defined here beside Tensor) whose value is known statically when the dim is static (and folds in shape
+arithmetic), and computed at run time when it is not (compiled programs with dynamic dims)."""
 
 from __future__ import annotations
 
 import difflib
 import operator
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
 
@@ -13,21 +18,18 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error
-from tripy_flatir.logging import logger
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
-from tripy_trace.ops.sharded_storage import ShardedStorage
-from tripy_trace.ops.storage import PaddedStorage, Storage
+from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
+from tripy_trace.ops.constant import Constant
+from tripy_trace.ops.dim_size import DimSize
+from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
-from tripy_frontend.compiler.tracing import traced_function
-from tripy_frontend.eager import evaluate
+from tripy_frontend import host_data, tensor_values
 from tripy_frontend.public_names import PUBLIC_API, public_class
-from tripy_frontend.strides import check_row_major
 from tripy_frontend.tracebacks import strip_tripy_frames
 
 if TYPE_CHECKING:
-    from tripy_frontend.dimension_size import DimensionSize
-
     Operand = Union["Tensor", int, float, np.number]  # the other side of a Tensor's operators
     Shape = Sequence[Union[int, "DimensionSize"]]
 
@@ -160,8 +162,6 @@ class Tensor:
     @property
     def shape(self) -> Tuple["DimensionSize", ...]:
         """The shape as a tuple of ``DimensionSize`` values (ints when known, run-time values when not)."""
-        from tripy_frontend.dimension_size import shape_of  # (a Tensor subclass: imported once Tensor exists)
-
         return shape_of(self)
 
     @property
@@ -176,100 +176,25 @@ class Tensor:
     def stack_info(self) -> Any:
         return self.trace_tensor.stack_info
 
-    # ---- evaluation -------------------------------------------------------------------------------
-    def eval(self) -> "Tensor":
-        """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
-        if not isinstance(self.trace_tensor.producer, Storage):
-            try:  # (an API boundary: see tracebacks.py)
-                evaluate([self])
-            except TripyException as e:
-                strip_tripy_frames(e)
-                raise
-            _warn_if_compiling(self)  # (once it is evaluated: a tensor that cannot be is an error instead)
-        return self
+    # ---- reading the value (evaluates the tensor first; the methods are in tensor_values.py) -------
+    eval = tensor_values.eval
+    _buffer = tensor_values._buffer
+    _numpy = tensor_values._numpy
+    _scalar = tensor_values._scalar
+    tolist = tensor_values.tolist
+    __dlpack__ = tensor_values.__dlpack__
+    __dlpack_device__ = tensor_values.__dlpack_device__
+    __array__ = tensor_values.__array__
+    __bool__ = tensor_values.__bool__
+    __int__ = tensor_values.__int__
+    __float__ = tensor_values.__float__
+    __index__ = tensor_values.__index__
+    __repr__ = tensor_values.__repr__
+    __str__ = tensor_values.__repr__
 
     @property
     def is_evaluated(self) -> bool:
         return isinstance(self.trace_tensor.producer, Storage)
-
-    def _buffer(self) -> Any:
-        self.eval()
-        producer = self.trace_tensor.producer
-        assert isinstance(producer, Storage)
-        return producer.data
-
-    def _numpy(self) -> np.ndarray:
-        self.eval()
-        producer = self.trace_tensor.producer
-        if producer.__class__ is PaddedStorage:  # (read from the padded buffer: no cut needed)
-            array = producer.to_numpy()  # type: ignore[union-attr]
-            if array is not None:
-                return array  # type: ignore[no-any-return]
-        return memory.to_numpy(producer.data)  # type: ignore[union-attr]
-
-    def tolist(self) -> Any:
-        """The value as (nested) Python lists of Python scalars."""
-        array = self._numpy()
-        if self.dtype in (dtypes.bfloat16, dtypes.float8):
-            array = array.astype(np.float32)
-        return array.tolist()
-
-    def __dlpack__(self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None,
-                   copy: Any = None) -> Any:
-        try:  # (an API boundary itself, like eval: np.from_dlpack(t) is how eager results are read)
-            buffer = self._buffer()
-            if self.trace_tensor.producer.__class__ is ShardedStorage:  # (split across devices: gathered)
-                return self._numpy().__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device,
-                                                copy=copy)
-            if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
-                capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
-                if capsule is not None:
-                    return capsule
-            return buffer.__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
-        except TripyException as e:
-            strip_tripy_frames(e)
-            raise
-
-    def __dlpack_device__(self) -> Any:
-        return self._buffer().__dlpack_device__()
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = self._numpy()
-        return array if dtype is None else array.astype(dtype)
-
-    def __bool__(self) -> bool:
-        array = self._numpy()  # (a static DimensionSize's without evaluating: see its _numpy)
-        if array.size != 1:
-            raise_error(f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
-                        self.stack_info, ["Use tripy.any() or tripy.all() to reduce it first."])
-        return bool(array.reshape(()))
-
-    def __int__(self) -> int:  # (DimensionSize has its own)
-        return int(self._scalar())
-
-    def __float__(self) -> float:
-        return float(self._scalar())
-
-    def __index__(self) -> int:
-        if self.dtype not in dtypes.INTEGER:
-            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
-        return int(self)
-
-    def _scalar(self) -> Any:
-        array = self._numpy()
-        if array.size != 1:
-            raise_error(f"Only a tensor with one element can be converted to a Python scalar, but this one has "
-                        f"shape {list(array.shape)}.", self.stack_info)
-        return array.reshape(()).item()
-
-    def __repr__(self) -> str:
-        array = self._numpy()
-        if self.dtype in (dtypes.bfloat16, dtypes.float8):
-            array = array.astype(np.float32)
-        body = np.array2string(array, separator=", ", prefix="    ", threshold=1000, edgeitems=3)
-        return (f"tensor(\n    {body},\n    dtype={self.dtype}, loc={self.device}, shape={tuple(array.shape)})")
-
-    __str__ = __repr__
 
     def __len__(self) -> int:
         if self.rank == 0:
@@ -316,70 +241,151 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
-def _warn_if_compiling(t: "Tensor") -> None:
-    name = traced_function()
-    if name is not None:
-        frame = t.stack_info.user_frame if t.stack_info else None
-        logger.warning(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
-                       f"'{name}': its value is computed now, once, and baked into the executable as a constant.")
+@public_class
+class DimensionSize(Tensor):
+    """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
+    size prints as a number.
+
+    Arithmetic on sizes and ints gives DimensionSizes: ``+``, ``-``, ``*``, ``//`` and ``%`` as Python's
+    ints do, and ``/`` as nvtripy's does, an int32 division that rounds toward zero (``7 / 2 == 3``,
+    so ``x - (x / y) * y`` is the remainder), whether the sizes are static or known only at run time.
+
+    .. code-block:: python
+
+        a = tp.ones((2, 3, 8))
+        assert str(a.shape[1]) == "3"
+        half = a.shape[2] / 2
+        assert isinstance(half, tp.DimensionSize) and half == 4
+        assert a.shape[1] / 2 == 1 and a.shape[1] - (a.shape[1] / 2) * 2 == 1
+        assert tp.reshape(a, (2, a.shape[1], a.shape[2] / 2, -1)).shape == (2, 3, 4, 2)
+        assert tp.DimensionSize(5, name="five") + 1 == 6
+    """
+
+    __slots__ = ("_static", "_tt")
+
+    def __init__(self, data: Any, name: Optional[str] = None) -> None:  # noqa: D107
+        self._static: Optional[int] = int(data)
+        self._tt: Optional[TraceTensor] = None
+        if name:
+            self.trace_tensor.name = name
+
+    @property  # type: ignore[override]
+    def trace_tensor(self) -> TraceTensor:  # built lazily: most static sizes never enter a graph
+        if self._tt is None:
+
+            op = Constant.build([], _capture(), value=np.int32(self._static or 0), dtype=dtypes.int32, device=_CPU)
+            self._tt = op.outputs[0]
+        return self._tt
+
+    @trace_tensor.setter
+    def trace_tensor(self, value: TraceTensor) -> None:
+        self._tt = value
+
+    @classmethod
+    def _dynamic(cls, tensor: Tensor) -> "DimensionSize":
+        d = cls.__new__(cls)
+        d._static = None
+        d._tt = tensor.trace_tensor
+        return d
+
+    def __repr__(self) -> str:
+        return str(self._static) if self._static is not None else str(int(self))
+
+    __str__ = __repr__
+
+    def __truediv__(self, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool) or isinstance(other, DimensionSize):
+            return _integer_div(self, other)
+        return Tensor.__truediv__(self, other)  # type: ignore[attr-defined]
+
+    def __rtruediv__(self, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            return _integer_div_reflected(self, other)
+        return Tensor.__rtruediv__(self, other)  # type: ignore[attr-defined]
+
+    def __int__(self) -> int:
+        return self._static if self._static is not None else int(Tensor._scalar(self))
+
+    def __index__(self) -> int:
+        return int(self)
+
+    def _numpy(self) -> np.ndarray:
+        # A static size converts (float(), NumPy, ...) without evaluating its tensor: evaluation would turn
+        # it into stored data, a program argument, where shape arithmetic needs a constant it can fold.
+        if self._static is not None:
+            return np.array(self._static, dtype=np.int32)
+        return super()._numpy()
+
+    __hash__ = Tensor.__hash__
 
 
-def _default_device() -> Device:
-    return _CPU
+def static_value(t: Any) -> Optional[int]:
+    """The statically known value of a DimensionSize (None if only known at run time)."""
+    if isinstance(t, DimensionSize):
+        return t._static
+    return None
+
+
+class TensorShape(tuple):
+    """A tensor's shape: a tuple of DimensionSizes that also compares equal to a list, as older nvtripy's
+    shapes did (``t.shape == [2, 3]`` and ``t.shape == (2, 3)``)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+def shape_of(t: Tensor) -> tuple:
+    out = []
+    for d, size in enumerate(t.trace_tensor.shape):
+        if size >= 0:
+            out.append(DimensionSize(size))
+        else:
+            out.append(DimensionSize._dynamic(Tensor._from_op(DimSize, [t], dim=d)))
+    return TensorShape(out)
+
+
+def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False) -> Callable[..., Any]:
+    def method(self: DimensionSize, other: Any) -> Any:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            other = DimensionSize(int(other))
+        if not isinstance(other, DimensionSize):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        if a._static is not None and b._static is not None:
+            result = fold(a._static, b._static)
+            return DimensionSize(result) if not isinstance(result, bool) else result
+        out = Tensor._from_op(BinaryElementwise, [a, b], kind=kind)
+        return DimensionSize._dynamic(out) if not kind.is_comparison else out
+
+    return method
+
+
+for _name, _kind, _fold in [("add", Kind.SUM, operator.add), ("sub", Kind.SUB, operator.sub),
+                            ("mul", Kind.MUL, operator.mul), ("floordiv", Kind.FLOOR_DIV, operator.floordiv),
+                            ("mod", Kind.MOD, operator.mod)]:
+    setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
+    setattr(DimensionSize, f"__r{_name}__", _arith(_kind, _fold, reflected=True))
+def _truncating_div(a: int, b: int) -> int:
+    """int32 division as nvtripy's (TensorRT's) and StableHLO's: rounds toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_integer_div = _arith(Kind.DIV, _truncating_div)
+_integer_div_reflected = _arith(Kind.DIV, _truncating_div, reflected=True)
+for _name, _kind, _fold in [("eq", Kind.EQ, operator.eq), ("ne", Kind.NE, operator.ne), ("lt", Kind.LT, operator.lt),
+                            ("le", Kind.LE, operator.le), ("gt", Kind.GT, operator.gt), ("ge", Kind.GE, operator.ge)]:
+    setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
 
 
 def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:
-    """Turn user data into a NumPy array of a tripy dtype (Python data defaults: float32, int32, bool)."""
     if isinstance(data, Tensor):
         raise_error("tp.Tensor() was given a tripy Tensor.", info, ["Use the tensor directly, or tripy.copy() to copy it."])
-    array: Optional[np.ndarray] = None
-    if isinstance(data, np.ndarray):
-        array = data
-        check_row_major(array, data, info)
-    elif hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
-        try:
-            array = np.from_dlpack(data)
-        except Exception:  # a dtype NumPy cannot read (bfloat16, float8, int4): the runtime's importer can
-            try:
-                array = memory.from_dlpack(data)
-            except ValueError as e:
-                raise_error(f"Could not read the {type(data).__name__} through DLPack: {e}", info,
-                            ["tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
-                             "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."])
-        check_row_major(array, data, info)
-    if array is None and (hasattr(data, "__array__") or hasattr(data, "__array_interface__")):
-        array = np.asarray(data)
-    if array is None:
-        if isinstance(data, (bool, int, float, list, tuple, np.generic)):
-            try:
-                array = np.array(data)
-            except ValueError as e:
-                raise_error(f"Could not make a tensor from the given data: {e}", info,
-                            ["Nested lists must be rectangular (all rows the same length)."])
-            if array.dtype == np.float64:
-                array = array.astype(np.float32)
-            elif array.dtype == np.int64 and dtype is None:
-                if array.size and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
-                    raise_error("Integer data does not fit in int32 (the default for Python ints).", info,
-                                ["Pass dtype=tp.int64."])
-                array = array.astype(np.int32)
-            elif array.dtype == object:
-                raise_error("Could not make a tensor from the given data: it is not a rectangular array of numbers.",
-                            info)
-        else:
-            raise_error(f"Cannot make a tensor from an object of type '{type(data).__name__}'.", info,
-                        ["Pass a Python number or (nested) list, a NumPy array, or an object supporting DLPack "
-                         "or the array protocol."])
-    assert array is not None
-    if dtype is not None:
-        if dtype.numpy_dtype is None:
-            raise_error(f"Cannot create a tensor of dtype {dtype} from host data.", info)
-        if array.dtype.kind == "f" and dtype.is_integer and not np.all(np.isfinite(array)):
-            raise_error(f"Cannot convert non-finite values to {dtype}.", info)
-        return np.asarray(array, dtype=dtype.numpy_dtype)
-    if dtypes.from_numpy(array.dtype) is None:
-        hint = {"float64": "float32", "uint8": "int32", "int16": "int32", "uint32": "int64"}.get(array.dtype.name)
-        raise_error(f"Data type {array.dtype} is not supported by tripy.", info,
-                    [f"Convert it first (e.g. array.astype(np.{hint}))" if hint else
-                     "Supported: " + ", ".join(d.name for d in dtypes.ALL_DTYPES)])
-    return array
+    return host_data.to_numpy(data, dtype, info)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import numbers
 from typing import Sequence, Union
 
-from tripy_frontend.dimension_size import DimensionSize
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 
 TensorLike = Union[Tensor, bool, int, float, numbers.Number]  # (the builtins spelled out for type checkers)
 """A tensor or a Python number (which tripy ops broadcast like a rank-0 tensor)."""

@@ -27,7 +27,7 @@ from tripy_frontend.compiler.input_info import Bounds as Bounds, InputInfo as In
 from tripy_frontend.compiler.named_dimension import NamedDimension as NamedDimension
 from tripy_frontend.compiler.stream import Stream as Stream, default_stream as default_stream
 from tripy_frontend.device import device as device
-from tripy_frontend.dimension_size import DimensionSize as DimensionSize
+from tripy_frontend.tensor import DimensionSize as DimensionSize
 from tripy_frontend.distributed import initialize_distributed as initialize_distributed
 from tripy_frontend.nn.batchnorm import BatchNorm as BatchNorm
 from tripy_frontend.nn.conv import Conv as Conv

@@ -21,11 +21,10 @@ from tripy_frontend.compiler import spmd
 from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
-from tripy_frontend.compiler.nested_inputs import compile_nested, has_nested_inputs
+from tripy_frontend.compiler.nested_inputs import flatten, has_nested_inputs
 from tripy_frontend.compiler.tracing import tracing
-from tripy_frontend.dimension_size import shape_of
+from tripy_frontend.tensor import Tensor, shape_of
 from tripy_frontend.export import public_api
-from tripy_frontend.tensor import Tensor
 
 
 @public_api(document_under="compile")
@@ -87,8 +86,10 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         assert exe(tp.Tensor([1.0, 2.0])).tolist() == [11.0, 22.0]
     """
     where = _stack.capture()
-    if callable(func) and has_nested_inputs(args, kwargs):
-        return compile_nested(compile, func, optimization_level, args, kwargs)
+    nesting = None
+    if callable(func) and has_nested_inputs(args, kwargs):  # (compiled as a function of the InputInfo leaves)
+        func, args, nesting = flatten(func, args, kwargs)
+        kwargs = None
     signature = _check_arguments(func, optimization_level, args, kwargs, where)
     fname = getattr(func, "__qualname__", None) or type(func).__name__
     inputs = _RuntimeInputs(where)
@@ -120,7 +121,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         with progress.step("compiling"):
             return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
                                       returns_tuple, device, optimization_level, f"tripy.compile({fname})",
-                                      layouts=layouts)
+                                      layouts=layouts, nesting=nesting)
 
 
 def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],

@@ -19,8 +19,7 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.compiler.input_info import Bounds, InputInfo
 from tripy_frontend.compiler.named_dimension import check_bounds
 from tripy_frontend.export import public_api
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize, Tensor
 
 # The element type of the hidden input (it holds no elements).
 CARRIER_DTYPE = dtypes.bool

@@ -4,20 +4,22 @@
 The call path is the hot path of compiled mode, so everything that does not depend on the arguments
 (the checks for each input, the baked-in buffers, the output dtypes and static shapes) is worked out
 once when the executable is made; a call does a few comparisons per input and one program launch.
+
+The whole class is here: what a call runs (the fast path that ``fast_call.py`` generates, ``_call_sharded``,
+or ``_call_nested`` in front of the fast path), ``stream``, ``save`` and ``load``. Helpers, by job:
+``backend_program.py`` compiles the program, ``saved_file.py`` opens a saved file, ``input_info.py``
+reports an argument that does not fit.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import inspect
 import operator
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
-from tripy_backend import Program, check_device, memory, portable
-from tripy_backend import compile as backend_compile
+from tripy_backend import Program, memory, portable
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
@@ -27,14 +29,16 @@ from tripy_flatir.sharding import Layout
 from tripy_flatir.mlir_utils import context
 from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_frontend import results
-from tripy_frontend.compiler import artifact, spmd
+from tripy_frontend.compiler import artifact, saved_file, spmd
 from tripy_frontend.compiler.call_site import call_site
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
-from tripy_frontend.compiler.input_info import InputInfo, range_dims
+from tripy_frontend.compiler.input_info import InputInfo, report_argument
+from tripy_frontend.compiler.nested_inputs import Nesting
+from tripy_frontend.compiler.backend_program import build_program
+from tripy_frontend.compiler.stream import Stream, default_stream
 from tripy_frontend.export import public_api
-from tripy_frontend.dimension_size import DimensionSize
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
 import tripy_frontend
 
@@ -90,7 +94,12 @@ class Executable:
     # Input-shape signatures already validated, each with its launcher and output shapes. A call whose
     # signature is here needs no per-dim checks: one dict lookup replaces them.
     _runs: Runs
-    _call: Callable[..., Any]  # the generated fast path (see fast_call); an API boundary (see tracebacks.py)
+    # What `exe(...)` runs (an API boundary, see tracebacks.py): the generated fast path (see fast_call),
+    # or _call_sharded, or _call_nested in front of the fast path (_flat_call).
+    _call: Callable[..., Any]
+    _flat_call: Callable[..., Any]
+    _nesting: Optional[Nesting]  # the structures (lists, tuples, dicts) the runtime inputs come in, if any
+    _stream: Optional[Stream]
     __signature__: inspect.Signature
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -101,14 +110,15 @@ class Executable:
     def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
                 outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
                 optimization_level: int, what: str = "program", saved: Any = None,
-                layouts: Optional[Sequence[Optional[Layout]]] = None) -> "Executable":
+                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
-        split across devices, for an SPMD program (``compiler/spmd.py``)."""
+        split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
+        the executable takes its runtime inputs in (``compiler/nested_inputs.py``)."""
         self = cls.__new__(cls)
         self._layouts = list(layouts) if layouts is not None else None
-        self._program = _build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
+        self._program = build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
                                        spmd.num_devices(layouts))
         self._module_bytes = module_bytes
         self._names = tuple(names)
@@ -132,8 +142,9 @@ class Executable:
                             if len(dims) > 1 and not all(self._infos[i].shape_bounds.min[d] ==
                                                          self._infos[i].shape_bounds.max[d] for i, d in dims))
         self._runs = {}
+        self._stream = None
         if self._layouts is not None:  # (an SPMD program: arguments are placed on the mesh at each call)
-            self._call = functools.partial(_call_sharded, self)
+            self._call = self._call_sharded
         elif self._program.ranges is not None and not self._dimension_inputs:
             # The exact buckets' shapes are in range by construction: their first calls take the fast path too.
             for shapes, launch in self._program.ranges.ready_launchers()[:_MAX_SIGNATURES]:
@@ -146,6 +157,10 @@ class Executable:
                                     annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
                   for n, info in zip(self._names, self._infos)]
         self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
+        self._nesting = nesting
+        if nesting is not None:  # (the structures are flattened in front of the fast path)
+            self._flat_call, self._call = self._call, self._call_nested
+            self.__signature__ = nesting.signature
         return self
 
     # ---- calling ----------------------------------------------------------------------------------------
@@ -200,6 +215,33 @@ class Executable:
                      for buf, shape, (dt, _) in zip(buffers, out_shapes, self._outputs))
         return outs if self._returns_tuple else outs[0]
 
+    def _call_sharded(self, *args: Any, **kwargs: Any) -> Any:
+        """A call of an SPMD program: each argument checked as in ``_call_slow``, then placed on the mesh as the
+        program reads it (``spmd.place``); the results may stay split across devices."""
+        try:
+            args = tuple(self._bind(args, kwargs)) if kwargs or len(args) != self._num_inputs else args
+            layouts = self._layouts
+            assert layouts is not None
+            mesh = spmd.mesh_of(layouts)
+            buffers = []
+            for i, a in enumerate(args):
+                self._check_argument(i, a)
+                buffers.append(spmd.place(a._buffer(), layouts[i], mesh, self._device))
+            outs = self._program(buffers + self._constants)
+            site = call_site(sys._getframe(1))
+            tensors = tuple(results.new_sharded_tensor(buf, tuple(buf.shape), dt, self._device, site)
+                            for buf, (dt, _) in zip(outs, self._outputs))
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
+        return tensors if self._returns_tuple else tensors[0]
+
+    def _call_nested(self, *args: Any, **kwargs: Any) -> Any:
+        """A call with the runtime inputs inside the structures they were compiled with: their leaves, in
+        order, go to the fast path."""
+        assert self._nesting is not None
+        return self._flat_call(*self._nesting.leaves(args, kwargs))
+
     def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
         """Order positional and keyword arguments as the executable's inputs (the slow path)."""
         names = self._names
@@ -241,32 +283,7 @@ class Executable:
                 lo <= size <= hi for size, lo, hi in zip(arg.trace_tensor.shape, info.shape_bounds.min,
                                                          info.shape_bounds.max)):
             return  # fine (the common case: no report to prepare)
-        expected = [f"The executable's inputs are: {self._signature_text()}."]
-        if not isinstance(arg, Tensor):
-            raise_error(f"Input '{name}' must be a tripy.Tensor, but got {type(arg).__name__}.", _stack.capture(),
-                        expected + ["Convert data with tripy.Tensor(...) first."])
-        origin = [arg.stack_info]
-        if arg.dtype is not info.dtype:
-            raise_error(f"Input '{name}' has data type {arg.dtype}, but the executable expects {info.dtype}.",
-                        _stack.capture(), expected + [f"Convert it with tripy.cast(tensor, tp.{info.dtype})."], origin)
-        shape = list(arg.trace_tensor.shape)
-        if -1 in shape:  # only known once evaluated
-            arg.eval()
-            shape = list(arg._buffer().shape)
-        if len(shape) != info.rank:
-            raise_error(f"Input '{name}' has rank {len(shape)} (shape {shape}), but the executable expects rank "
-                        f"{info.rank}.", _stack.capture(), expected, origin)
-        b = info.shape_bounds
-        allowed = f"Allowed shapes: min={list(b.min)}, max={list(b.max)}."
-        for d, (size, lo, hi) in enumerate(zip(shape, b.min, b.max)):
-            if lo == hi and size != lo:
-                raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, but it must be {lo} (a static dim).",
-                            _stack.capture(), expected + [allowed], origin)
-            if not lo <= size <= hi:
-                raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, which is outside the allowed range "
-                            f"[{lo}, {hi}].", _stack.capture(),
-                            expected + [allowed, "To accept other sizes, compile again with wider bounds in its "
-                                                 "tripy.InputInfo."], origin)
+        report_argument(name, info, arg, [f"The executable's inputs are: {self._signature_text()}."])
 
     # ---- introspection --------------------------------------------------------------------------------
     @property
@@ -285,6 +302,17 @@ class Executable:
     @property
     def device(self) -> Device:
         return self._device
+
+    @property
+    def stream(self) -> Stream:
+        """The stream this executable runs on (nvtripy's ``Executable.stream``; see :class:`tripy.Stream`)."""
+        return self._stream or default_stream(self._device)
+
+    @stream.setter
+    def stream(self, stream: Stream) -> None:
+        if not isinstance(stream, Stream):
+            raise_error(f"Executable.stream must be a tripy.Stream, but got {type(stream).__name__}.", _stack.capture())
+        self._stream = stream
 
     def _signature_text(self) -> str:
         return ", ".join(f"{n}: {info}" for n, info in zip(self._names, self._infos))
@@ -315,10 +343,7 @@ class Executable:
             assert loaded(tp.Tensor([1.0, 2.0])).tolist() == [2.0, 3.0]
         """
 
-        if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
-            raise_error(f"tripy.Executable.save: path must be a string or path, but got {type(path).__name__}.",
-                        _stack.capture())
-        path = os.fsdecode(os.fspath(path))
+        path = saved_file.file_path(path, "tripy.Executable.save", _stack.capture())
         try:
             program, version = portable.serialize(self._module_bytes)
         except Exception as e:
@@ -358,74 +383,9 @@ class Executable:
         """
 
         where = _stack.capture()
-        if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
-            raise_error(f"tripy.Executable.load: path must be a string or path, but got {type(path).__name__}.", where)
-        path = os.fsdecode(os.fspath(path))
-        headline = f"tripy.Executable.load: cannot load '{path}'"
-        try:
-            contents = artifact.read(path)
-        except FileNotFoundError:
-            raise_error(f"{headline}: the file does not exist.", where)
-        except IsADirectoryError:
-            raise_error(f"{headline}: it is a directory.", where)
-        except OSError as e:
-            raise_error(f"{headline}: {e.strerror or e}.", where)
-        except ValueError as e:  # FormatError and malformed values
-            raise_error(f"{headline}: {e}.", where)
-        try:
-            device = Device(contents.device)
-            check_device(device)
-            module_bytes = portable.deserialize(contents.program)
-            artifact.check_signature(module_bytes, contents)
-        except TripyException as e:
-            raise_error(f"{headline}: {e}", where)
-        except Exception as e:
-            raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
-                        f"(StableHLO {contents.stablehlo_version}): {e}.", where)
-        layouts = [info.layout for info in contents.infos] + contents.constant_layouts
-        spmd.check_device_count(layouts, device, headline, where)
-        constants = [memory.to_device(c, device) if lay is None or lay.num_devices == 1 else
-                     memory.to_devices(c, lay, device) for c, lay in zip(contents.constants, contents.constant_layouts)]
-        return Executable._create(module_bytes, contents.names, contents.infos, constants, contents.outputs,
-                                  contents.returns_tuple, device, contents.optimization_level,
-                                  f"executable loaded from '{path}'", contents.compiled,
-                                  layouts if spmd.num_devices(layouts) > 1 else None)
-
-
-def _call_sharded(exe: Executable, *args: Any, **kwargs: Any) -> Any:
-    """A call of an SPMD program: each argument checked as in ``_call_slow``, then placed on the mesh as the
-    program reads it (``spmd.place``); the results may stay split across devices."""
-    try:
-        args = tuple(exe._bind(args, kwargs)) if kwargs or len(args) != exe._num_inputs else args
-        layouts = exe._layouts
-        assert layouts is not None
-        mesh = spmd.mesh_of(layouts)
-        buffers = []
-        for i, a in enumerate(args):
-            exe._check_argument(i, a)
-            buffers.append(spmd.place(a._buffer(), layouts[i], mesh, exe._device))
-        outs = exe._program(buffers + exe._constants)
-        site = call_site(sys._getframe(1))
-        tensors = tuple(results.new_sharded_tensor(buf, tuple(buf.shape), dt, exe._device, site)
-                        for buf, (dt, _) in zip(outs, exe._outputs))
-    except TripyException as e:
-        strip_tripy_frames(e)
-        raise
-    return tensors if exe._returns_tuple else tensors[0]
-
-
-def _build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
-                   device: Device, optimization_level: int, what: str, saved: Any, num_devices: int = 1) -> Program:
-    """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
-    see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
-    shapes, so that compile errors surface now rather than at the first call."""
-    shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
-                              num_devices=num_devices)
-    if program.is_dynamic:
-        dims, variables = range_dims(names, infos)
-        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
-            program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
-        else:
-            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
-    return program
+        path = saved_file.file_path(path, "tripy.Executable.load", where)
+        loaded = saved_file.load(path, where)
+        c = loaded.contents
+        return Executable._create(loaded.module_bytes, c.names, c.infos, loaded.constants, c.outputs, c.returns_tuple,
+                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'", c.compiled,
+                                  loaded.layouts)

@@ -21,7 +21,6 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 from tripy_flatir import dtypes
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
-from tripy_trace.ops.storage import PaddedStorage, ResultStorage, Storage
 from tripy_frontend import codegen, results
 from tripy_frontend.compiler.call_site import SITES, call_site
 from tripy_frontend.tracebacks import strip_tripy_frames
@@ -34,16 +33,15 @@ Runs = Dict[Tuple[Tuple[int, ...], ...], Tuple[Callable[[List[Any]], Any], Calla
 
 
 def _input_checks(n: int) -> List[str]:
-    """Unpack the `n` arguments and fall back to the general path unless each is stored data of its dtype."""
+    """Unpack the `n` arguments and fall back to the general path unless each is stored data in one buffer
+    (``holds_buffer``) of its dtype."""
     if not n:
         return []
     body = [f"{', '.join(f'a{i}' for i in range(n))}, = args", "try:"]
     for i in range(n):
         body += [f"    t{i} = a{i}.trace_tensor", f"    p{i} = t{i}.producer"]
     body += ["except AttributeError:", "    return call_slow(args, kwargs)"]
-    checks = " or ".join(f"(p{i}.__class__ is not Storage and p{i}.__class__ is not ResultStorage "
-                         f"and p{i}.__class__ is not PaddedStorage) or "
-                         f"t{i}.dtype is not d{i}" for i in range(n))
+    checks = " or ".join(f"not p{i}.holds_buffer or t{i}.dtype is not d{i}" for i in range(n))
     return body + [f"if {checks}:", "    return call_slow(args, kwargs)"]
 
 
@@ -75,8 +73,7 @@ def make_fast_call(input_dtypes: Sequence[dtypes.dtype], output_dtypes: Sequence
     body = (["def call(*args, **kwargs):", "    try:"] + ["        " + line for line in body]
             + ["    except TripyException as e:", "        strip_tripy_frames(e)", "        raise"])
 
-    bound: Dict[str, Any] = {"Storage": Storage, "ResultStorage": ResultStorage,
-                             "PaddedStorage": PaddedStorage, "new_tensor": results.new_tensor,
+    bound: Dict[str, Any] = {"new_tensor": results.new_tensor,
                              "runs_get": runs.get, "constants": list(constants), "device": device,
                              "call_site": call_site, "sites_get": SITES.get, "getframe": sys._getframe,
                              "call_slow": call_slow, "TripyException": TripyException,

@@ -14,7 +14,7 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.compiler.named_dimension import NamedDimension, check_bounds
 from tripy_frontend.export import public_api
 from tripy_frontend.sharding import Sharding
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize, Tensor
 
 
 @public_api(document_under="compile")
@@ -222,3 +222,33 @@ def range_dims(names: Sequence[str], infos: Sequence[InputInfo]) -> Tuple[List[T
             shape.append(var)
         dims.append(tuple(shape))
     return dims, variables
+
+
+def report_argument(name: str, info: InputInfo, arg: Any, expected: List[str]) -> None:
+    """Raise an error saying how `arg`, given for the executable input `name`, does not fit `info` (its type,
+    dtype, rank or a dim); `expected` are the report's hints (the executable's inputs)."""
+    if not isinstance(arg, Tensor):
+        raise_error(f"Input '{name}' must be a tripy.Tensor, but got {type(arg).__name__}.", _stack.capture(),
+                    expected + ["Convert data with tripy.Tensor(...) first."])
+    origin = [arg.stack_info]
+    if arg.dtype is not info.dtype:
+        raise_error(f"Input '{name}' has data type {arg.dtype}, but the executable expects {info.dtype}.",
+                    _stack.capture(), expected + [f"Convert it with tripy.cast(tensor, tp.{info.dtype})."], origin)
+    shape = list(arg.trace_tensor.shape)
+    if -1 in shape:  # only known once evaluated
+        arg.eval()
+        shape = list(arg._buffer().shape)
+    if len(shape) != info.rank:
+        raise_error(f"Input '{name}' has rank {len(shape)} (shape {shape}), but the executable expects rank "
+                    f"{info.rank}.", _stack.capture(), expected, origin)
+    b = info.shape_bounds
+    allowed = f"Allowed shapes: min={list(b.min)}, max={list(b.max)}."
+    for d, (size, lo, hi) in enumerate(zip(shape, b.min, b.max)):
+        if lo == hi and size != lo:
+            raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, but it must be {lo} (a static dim).",
+                        _stack.capture(), expected + [allowed], origin)
+        if not lo <= size <= hi:
+            raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, which is outside the allowed range "
+                        f"[{lo}, {hi}].", _stack.capture(),
+                        expected + [allowed, "To accept other sizes, compile again with wider bounds in its "
+                                             "tripy.InputInfo."], origin)

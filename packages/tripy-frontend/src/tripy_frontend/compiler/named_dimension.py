@@ -9,7 +9,7 @@ import numpy as np
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
-from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.tensor import DimensionSize, static_value
 
 
 def check_bounds(bounds: Any, what: str) -> Tuple[int, int, int]:

@@ -4,8 +4,8 @@
     exe({"x": a}, [b])
 
 The function is compiled as one taking the leaves (named ``a_x``, ``b_0`` after the parameter and the
-path); the executable takes the same structures and flattens them. (A saved and loaded executable takes
-the leaves.)"""
+path, ``flatten``); the executable takes the same structures and flattens them (``Nesting``, which
+``Executable`` holds). (A saved and loaded executable takes the leaves.)"""
 
 from __future__ import annotations
 
@@ -45,16 +45,43 @@ def _rebuild(structure: Any, values: Dict[Path, Any], path: Path = ()) -> Any:
     return values.get(path, structure)
 
 
-def compile_nested(compile: Callable[..., Any], func: Callable[..., Any], optimization_level: int,
-                   args: Sequence[Any], kwargs: Optional[Dict[str, Any]]) -> Any:
-    """Compile `func` as a function of the InputInfo leaves, and make the executable take the structures."""
+class Nesting:
+    """The structures an executable takes its runtime inputs in: for each parameter that holds runtime inputs,
+    the paths of its InputInfo leaves (() for a plain InputInfo) and the structure it was compiled with."""
+
+    def __init__(self, inputs: Dict[str, List[Path]], structures: Dict[str, Any]) -> None:
+        self.inputs = inputs
+        self.structures = structures
+        self.signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                            for p in inputs])
+
+    def leaves(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
+        """A call's runtime inputs, in the order of the leaves; an error unless they have the structures."""
+        try:
+            given = self.signature.bind(*args, **kwargs).arguments
+        except TypeError as e:
+            raise_error(f"tripy.Executable: {e}; it takes {', '.join(self.inputs)}.", _stack.capture())
+        leaves = []
+        for pname, paths in self.inputs.items():
+            got = dict(_leaves(given[pname]))
+            missing = [p for p in paths if p not in got]
+            if missing or len(got) != len(paths):
+                raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
+                            f"{self.structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
+            leaves += [got[p] for p in paths]
+        return leaves
+
+
+def flatten(func: Callable[..., Any], args: Sequence[Any],
+            kwargs: Optional[Dict[str, Any]]) -> Tuple[Callable[..., Any], List[InputInfo], Nesting]:
+    """`func` as a function of the InputInfo leaves of `args` / `kwargs` (named after the parameter and the
+    path), those leaves, and the structures the executable is to take them in."""
     try:
         signature = inspect.signature(func)
         bound = signature.bind(*args, **(kwargs or {}))
     except (TypeError, ValueError) as e:
         raise_error(f"tripy.compile: args/kwargs do not match the signature of "
                     f"'{getattr(func, '__qualname__', type(func).__name__)}': {e}.", _stack.capture())
-    # For each argument of `func`: the paths of its runtime-input leaves (() for a plain InputInfo).
     inputs: Dict[str, List[Path]] = {}
     names: List[str] = []
     infos: List[InputInfo] = []
@@ -78,27 +105,4 @@ def compile_nested(compile: Callable[..., Any], func: Callable[..., Any], optimi
     flat.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
     flat.__qualname__ = getattr(func, "__qualname__", type(func).__name__)
-    exe = compile(flat, optimization_level, args=infos)
-    flat_call = exe._call  # the executable's call on the leaves
-    structures = {p: bound.arguments[p] for p in inputs}
-    call_signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                        for p in inputs])
-
-    def call(*call_args: Any, **call_kwargs: Any) -> Any:
-        try:
-            given = call_signature.bind(*call_args, **call_kwargs).arguments
-        except TypeError as e:
-            raise_error(f"tripy.Executable: {e}; it takes {', '.join(inputs)}.", _stack.capture())
-        leaves = []
-        for pname, paths in inputs.items():
-            got = dict(_leaves(given[pname]))
-            missing = [p for p in paths if p not in got]
-            if missing or len(got) != len(paths):
-                raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
-                            f"{structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
-            leaves += [got[p] for p in paths]
-        return flat_call(*leaves)
-
-    exe._call = call  # (Executable.__call__ hands out _call)
-    exe.__signature__ = call_signature
-    return exe
+    return flat, infos, Nesting(inputs, {p: bound.arguments[p] for p in inputs})

@@ -1,4 +1,5 @@
-"""``tp.Stream``, ``tp.default_stream`` and ``Executable.stream``: nvtripy's execution-stream API.
+"""``tp.Stream`` and ``tp.default_stream`` (and ``Executable.stream``, in ``executable.py``): nvtripy's
+execution-stream API.
 
 On a GPU a stream is an ordered queue of work. tripy's CPU backend (XLA:CPU) runs a program in the
 calling thread by default, so work is complete when a call returns and :meth:`Stream.synchronize` has
@@ -13,7 +14,6 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.compiler.executable import Executable
 from tripy_frontend.export import public_api
 
 
@@ -77,17 +77,3 @@ def default_stream(device: Optional[Device] = None) -> Stream:
         stream.device = device
         _DEFAULT_STREAMS[str(device)] = stream
     return _DEFAULT_STREAMS[str(device)]
-
-
-def _get_stream(self: Executable) -> Stream:
-    return getattr(self, "_stream", None) or default_stream(self.device)
-
-
-def _set_stream(self: Executable, stream: Stream) -> None:
-    if not isinstance(stream, Stream):
-        raise_error(f"Executable.stream must be a tripy.Stream, but got {type(stream).__name__}.", _stack.capture())
-    object.__setattr__(self, "_stream", stream)
-
-
-# The stream an executable runs on (nvtripy's ``Executable.stream``); kept here, beside Stream.
-Executable.stream = property(_get_stream, _set_stream, doc="The stream this executable runs on.")  # type: ignore[attr-defined]

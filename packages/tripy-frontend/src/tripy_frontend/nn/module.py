@@ -22,9 +22,8 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn import module_text
 from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter, ParameterBase, static_shape
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.tracebacks import api_boundary
-from tripy_frontend.dimension_size import DimensionSize
 
 # How many keys of each kind an error report lists before it summarizes the rest.
 _MAX_LISTED = 12
@@ -62,6 +61,26 @@ def _mismatch(name: str, expected: Any, got_shape: Optional[Sequence[int]], got_
             hint = f" (convert it with tp.cast(value, tp.{expected.dtype}))"
         problems.append(f"'{name}': expected dtype {expected.dtype}, but got {got_dtype}{hint}")
     return problems
+
+
+def _load_report(missing: List[str], unexpected: List[str], problems: List[str], expected: Set[str]) -> List[str]:
+    """The details of a failed load_state_dict: the missing and unexpected keys (given under strict=True)
+    and the mismatched values."""
+    details = []
+    if missing:
+        details.append(_listing("Missing keys", missing, "in the module but not in the state dict"))
+    if unexpected:
+        lines = []
+        for k in unexpected:
+            close = difflib.get_close_matches(k, sorted(expected), n=1, cutoff=0.75)
+            lines.append(f"{k}  (did you mean '{close[0]}'?)" if close else k)
+        details.append(_listing("Unexpected keys", lines, "in the state dict but not in the module"))
+    if problems:
+        details.append(_listing("Mismatched values", problems))
+    details.append("\nNothing was loaded: the module is unchanged.")
+    if missing or unexpected:
+        details.append("Pass strict=False to load a partial state dict.")
+    return details
 
 
 def _listing(title: str, items: Sequence[str], note: str = "") -> str:
@@ -295,22 +314,9 @@ class Module:
             converted[key] = array
 
         if problems or (strict and (missing or unexpected)):
-            details = []
-            if strict and missing:
-                details.append(_listing("Missing keys", missing, "in the module but not in the state dict"))
-            if strict and unexpected:
-                lines = []
-                for k in unexpected:
-                    close = difflib.get_close_matches(k, sorted(expected), n=1, cutoff=0.75)
-                    lines.append(f"{k}  (did you mean '{close[0]}'?)" if close else k)
-                details.append(_listing("Unexpected keys", lines, "in the state dict but not in the module"))
-            if problems:
-                details.append(_listing("Mismatched values", problems))
-            details.append("\nNothing was loaded: the module is unchanged.")
-            if strict and (missing or unexpected):
-                details.append("Pass strict=False to load a partial state dict.")
             raise_error(f"load_state_dict: the state dict does not match this {type(self).__name__}.",
-                        _stack.capture(), details)
+                        _stack.capture(), _load_report(missing if strict else [], unexpected if strict else [],
+                                                       problems, expected))
 
         # Upload and evaluate everything before touching the module, so a failure changes nothing. One
         # array given under several names (tied weights) is uploaded once and stays shared.

@@ -4,11 +4,10 @@ from typing import Any, Optional, Union
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import IOTA_TYPES
 from tripy_frontend.ops.iota import iota
-from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.cast import cast
 
 Number = Union[int, float, DimensionSize]

@@ -15,8 +15,7 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.concatenate import Concatenate
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.reshape import Reshape
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 
 NUMBER_TYPES = (bool, int, float, np.number, np.bool_)
 _new_tensor = object.__new__

@@ -8,8 +8,7 @@ from tripy_trace.ops.slice import Bound, DynamicBound, Slice
 from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.common import ALL_TYPES
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize, static_value
+from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 from tripy_frontend.ops.gather import gather
 
 _WHAT = "tripy.Tensor.__getitem__"
@@ -45,7 +44,22 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
         assert t[1:, tp.Tensor([[3], [0]])].tolist() == [[[7], [4]], [[11], [8]]]
     """
 
-    items = list(index) if isinstance(index, tuple) else [index]
+    items = _full_index(self, list(index) if isinstance(index, tuple) else [index])
+    parts = _Index()
+    for item in items:
+        parts.add(item)
+    out = self
+    if parts.squeeze or parts.new_axes or any(spec != (None, None, 1) for spec in parts.specs):
+        out = Tensor._from_op(Slice, [self] + parts.bounds, index=tuple(parts.specs), squeeze=tuple(parts.squeeze),
+                              new_axes=tuple(parts.new_axes))
+    _check_tensor_indices(self, items, parts.tensor_indices)
+    for pos, t in reversed(parts.tensor_indices):
+        out = gather(out, pos, t)
+    return out
+
+
+def _full_index(self: Tensor, items: List[Any]) -> List[Any]:
+    """The index's items checked, with the ellipsis (or the end) filled by full slices up to the rank."""
     for item in items:
         _check_item(item)
     if sum(item is Ellipsis for item in items) > 1:
@@ -55,45 +69,28 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
     if len(consuming) > rank:
         raise_error(f"{_WHAT}: too many indices for a tensor of rank {rank}: got {len(consuming)} "
                     f"({_index_text(items)}).", _stack.capture(), [], [self.stack_info])
-    fill = [slice(None)] * (rank - len(consuming))
+    fill: List[Any] = [slice(None)] * (rank - len(consuming))
     at = next((i for i, item in enumerate(items) if item is Ellipsis), None)
     if at is not None:  # (identity checks: == on a tensor builds a comparison)
-        items = items[:at] + fill + items[at + 1:]
-    else:
-        items = items + fill
+        return items[:at] + fill + items[at + 1:]
+    return items + fill
 
-    specs: List[Tuple[Bound, Bound, int]] = []
-    squeeze: List[int] = []
-    new_axes: List[int] = []
-    bounds: List[Tensor] = []
-    tensor_indices: List[Tuple[int, Tensor]] = []  # (position in the slice's output, rank-0 index tensor)
 
-    def bound(value: Any) -> Bound:
-        if value is None:
-            return None
-        if isinstance(value, DimensionSize) and static_value(value) is not None:
-            return static_value(value)
-        if isinstance(value, DimensionSize):
-            # A size known at run time: the program computes the bound from the input shapes.
-            bounds.append(value)
-            return DynamicBound(len(bounds))  # inputs[0] is the sliced tensor
-        if isinstance(value, Tensor):
-            # A data tensor: the output shape depends on its value, so it is read now.
-            if _depends_on_runtime_inputs(value):
-                raise_error(f"{_WHAT}: a slice bound given as a tensor computed from a compiled function's "
-                            "inputs makes the output shape depend on data, which the compiler cannot support.",
-                            _stack.capture(),
-                            ["Use ints or sizes from `t.shape` (DimensionSize) as slice bounds, or index with a "
-                             "rank-0 tensor (t[i]) / tripy.gather, whose output shape does not depend on data."],
-                            [value.stack_info])
-            return int(value)
-        return int(value)
+class _Index:
+    """The Slice op's attributes for an index, built item by item."""
 
-    out_pos = 0
-    for item in items:
+    def __init__(self) -> None:
+        self.specs: List[Tuple[Bound, Bound, int]] = []
+        self.squeeze: List[int] = []
+        self.new_axes: List[int] = []
+        self.bounds: List[Tensor] = []
+        self.tensor_indices: List[Tuple[int, Tensor]] = []  # (position in the slice's output, index tensor)
+        self.out_pos = 0
+
+    def add(self, item: Any) -> None:
         if item is None:
-            new_axes.append(out_pos)
-            out_pos += 1
+            self.new_axes.append(self.out_pos)
+            self.out_pos += 1
         elif isinstance(item, slice):
             step = 1 if item.step is None else item.step
             if isinstance(step, DimensionSize) and static_value(step) is not None:
@@ -103,21 +100,39 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
                             ["Steps decide the output shape, so they must be known when the program is built."])
             if step == 0:
                 raise_error(f"{_WHAT}: slice step cannot be zero.", _stack.capture())
-            specs.append((bound(item.start), bound(item.stop), int(step)))
-            out_pos += 1
+            self.specs.append((self.bound(item.start), self.bound(item.stop), int(step)))
+            self.out_pos += 1
         elif isinstance(item, Tensor) and static_value(item) is None:
-            tensor_indices.append((out_pos, item))
-            specs.append((None, None, 1))
-            out_pos += 1
+            self.tensor_indices.append((self.out_pos, item))
+            self.specs.append((None, None, 1))
+            self.out_pos += 1
         else:
             i = int(static_value(item) if isinstance(item, DimensionSize) else item)  # type: ignore[arg-type]
-            squeeze.append(len(specs))
-            specs.append((i, i + 1 if i != -1 else None, 1))
+            self.squeeze.append(len(self.specs))
+            self.specs.append((i, i + 1 if i != -1 else None, 1))
 
-    out = self
-    if squeeze or new_axes or any(spec != (None, None, 1) for spec in specs):
-        out = Tensor._from_op(Slice, [self] + bounds, index=tuple(specs), squeeze=tuple(squeeze),
-                              new_axes=tuple(new_axes))
+    def bound(self, value: Any) -> Bound:
+        if value is None:
+            return None
+        if isinstance(value, DimensionSize) and static_value(value) is not None:
+            return static_value(value)
+        if isinstance(value, DimensionSize):
+            # A size known at run time: the program computes the bound from the input shapes.
+            self.bounds.append(value)
+            return DynamicBound(len(self.bounds))  # inputs[0] is the sliced tensor
+        if isinstance(value, Tensor) and _depends_on_runtime_inputs(value):
+            # A data tensor: the output shape depends on its value, so it is read now (below), if it can be.
+            raise_error(f"{_WHAT}: a slice bound given as a tensor computed from a compiled function's "
+                        "inputs makes the output shape depend on data, which the compiler cannot support.",
+                        _stack.capture(),
+                        ["Use ints or sizes from `t.shape` (DimensionSize) as slice bounds, or index with a "
+                         "rank-0 tensor (t[i]) / tripy.gather, whose output shape does not depend on data."],
+                        [value.stack_info])
+        return int(value)
+
+
+def _check_tensor_indices(self: Tensor, items: List[Any], tensor_indices: List[Tuple[int, Tensor]]) -> None:
+    """Index tensors of rank above 0: one at most, not separated from integer indices by a slice or None."""
     advanced = [i for i, item in enumerate(items) if item is not None and not isinstance(item, slice)]
     if any(t.rank > 0 for _, t in tensor_indices) and advanced[-1] - advanced[0] + 1 != len(advanced):
         raise_error(f"{_WHAT}: an index tensor of rank above 0 cannot be combined with integer indices that a "
@@ -127,9 +142,6 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
         raise_error(f"{_WHAT}: only one index tensor of rank above 0 is supported in one index (NumPy would "
                     "broadcast several together).", _stack.capture(),
                     ["Index in steps (t[i][:, j]) or use tripy.gather once per dim."], [self.stack_info])
-    for pos, t in reversed(tensor_indices):
-        out = gather(out, pos, t)
-    return out
 
 
 def _depends_on_runtime_inputs(t: Tensor) -> bool:

@@ -10,9 +10,8 @@ from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import CONSTANT_TYPES, constant
 from tripy_frontend.ops.concatenate import concatenate
 from tripy_frontend.ops.reshape import reshape
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 from tripy_frontend.ops.gather import gather
-from tripy_frontend.dimension_size import DimensionSize, static_value
 
 
 @public_api(document_under="ops_shape",

@@ -7,8 +7,7 @@ from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
 from tripy_frontend.ops.expand import expand
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.ops.unsqueeze import unsqueeze
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize, Tensor
 
 
 @public_api(document_under="ops_shape",

@@ -8,8 +8,7 @@ from tripy_trace.ops.reshape import Reshape
 from tripy_frontend.export import RETURN, dtype_rules, public_api
 from tripy_frontend.ops.common import ALL_TYPES, shape_arg
 from tripy_frontend.ops.registry import TENSOR_METHOD_REGISTRY
-from tripy_frontend.tensor import Tensor
-from tripy_frontend.dimension_size import DimensionSize
+from tripy_frontend.tensor import DimensionSize, Tensor
 
 
 @public_api(document_under="ops_shape")

@@ -5,9 +5,8 @@ from tripy_flatir.exceptions import raise_error
 from tripy_flatir.tensor import DYNAMIC
 from tripy_frontend.export import RETURN, public_api
 from tripy_frontend.ops.common import ALL_TYPES, normalize_dim
-from tripy_frontend.tensor import Tensor
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.types import IntLike
-from tripy_frontend.dimension_size import DimensionSize
 
 
 @public_api(document_under="ops_shape",

@@ -45,6 +45,18 @@ async def read_json(request: Request, limit: int) -> Any:
         raise ServeError(400, f"The request body is not valid JSON: {e}.") from None
 
 
+async def live(request: Request) -> Response:
+    return JSONResponse({"live": True})
+
+
+async def ready(request: Request) -> Response:
+    return JSONResponse({"ready": True})  # models are loaded (and compiled) before the server listens
+
+
+async def server_metadata(request: Request) -> Response:
+    return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["statistics"]})
+
+
 def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
                max_body_bytes: int = 64 << 20) -> Starlette:
     """The application serving `models` (name -> model) and, if given, the language model `lm`."""
@@ -54,15 +66,6 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
         if name not in models:
             raise ServeError(404, f"Unknown model '{name}'. This server has: {', '.join(sorted(models)) or 'none'}.")
         return models[name]
-
-    async def live(request: Request) -> Response:
-        return JSONResponse({"live": True})
-
-    async def ready(request: Request) -> Response:
-        return JSONResponse({"ready": True})  # models are loaded (and compiled) before the server listens
-
-    async def server_metadata(request: Request) -> Response:
-        return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["statistics"]})
 
     async def model_metadata(request: Request) -> Response:
         m = model(request)

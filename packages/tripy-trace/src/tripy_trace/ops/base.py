@@ -35,6 +35,9 @@ class BaseTraceOp:
     # the Python numbers next to tensors (``constant.Scalar``), so that a new number is new data for the
     # same program, not a new program. (``tripy.compile`` bakes those numbers in as literals.)
     is_eager_input: ClassVar[bool] = False
+    # True for stored data whose ``data`` is one device buffer that a program takes as is (what the fast
+    # path of a compiled call asks of each argument's producer).
+    holds_buffer: ClassVar[bool] = False
     # The user-facing spelling used in error messages, e.g. "'+'" or "tripy.reshape".
     display_name: ClassVar[Optional[str]] = None
 

@@ -8,7 +8,7 @@ result, which is split as XLA's partitioner chose)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, ClassVar, Optional, Tuple
 
 from tripy_trace.ops.base import intern_key
 from tripy_trace.ops.storage import ResultStorage
@@ -17,6 +17,7 @@ from tripy_trace.tensor import TraceTensor
 
 class ShardedStorage(ResultStorage):
     __slots__ = ("layout",)
+    holds_buffer: ClassVar[bool] = False  # (one buffer per device: placed on the mesh as a program reads it)
 
     def __init__(self, output: TraceTensor, data: Any, shape: Tuple[int, ...], dtype: Any, device: Any,
                  layout: Optional[Any] = None) -> None:  # noqa: D107

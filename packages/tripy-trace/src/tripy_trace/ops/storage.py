@@ -27,6 +27,7 @@ class Storage(BaseTraceOp):
 
     is_input: ClassVar[bool] = True
     is_eager_input: ClassVar[bool] = True
+    holds_buffer: ClassVar[bool] = True
 
     @classmethod
     def tensor_of(cls, data: Any, shape: tuple, dtype: Any, device: Any, stack_info: Any = None) -> TraceTensor:
@@ -92,7 +93,7 @@ _DATA = Storage.__dict__["data"]  # the slot that holds a Storage's buffer
 
 class PaddedStorage(ResultStorage):
     """A ``ResultStorage`` whose buffer is a dynamic output of a bounded program, still padded to its bucket
-    (``tripy_backend.ranges.Padded``): ``data`` cuts it to its real shape on first use, so a result that
+    (``tripy_backend.Padded``): ``data`` cuts it to its real shape on first use, so a result that
     is only read into NumPy (``to_numpy``) or dropped is never copied."""
 
     __slots__ = ("padded",)

@@ -1,0 +1,28 @@
+"""The backend program of an executable (``tripy_backend.Program``), compiled when the executable is made:
+for the whole declared range of a dynamic program, so that calls in range do not compile."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tripy_backend import Program
+from tripy_backend import compile as backend_compile
+from tripy_flatir.device import device as Device
+from tripy_frontend.compiler.input_info import InputInfo, range_dims
+
+
+def build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
+                  device: Device, optimization_level: int, what: str, saved: Any, num_devices: int = 1) -> Program:
+    """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
+    see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
+    shapes, so that compile errors surface now rather than at the first call."""
+    shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
+    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
+                              num_devices=num_devices)
+    if program.is_dynamic:
+        dims, variables = range_dims(names, infos)
+        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
+            program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
+        else:
+            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
+    return program
