@@ -53,11 +53,9 @@ PUBLIC_API["config"] = _importlib.import_module("tripy_frontend.config")
 PUBLIC_API["types"] = _importlib.import_module("tripy_frontend.types")
 PUBLIC_API["logger"] = logger
 PUBLIC_API["TripyException"] = TripyException
-# The reference pages of the names registered without @public_api (defined below the frontend, or registered
-# with public_class before the dtype checks exist).
-DOCUMENT_UNDER.update({name: "dtypes_devices" for name in ("dtype", "floating", "integer", "device")})
+# The reference pages of the names defined below the frontend (or modules), which register here.
+DOCUMENT_UNDER.update({name: "dtypes_devices" for name in ("dtype", "floating", "integer")})
 DOCUMENT_UNDER.update({dt.name: "dtypes_devices" for dt in _dtypes.ALL_DTYPES})
-DOCUMENT_UNDER.update(Tensor="tensors", DimensionSize="tensors", config="configuration", types="configuration",
-                      logger="logging", TripyException="logging")
+DOCUMENT_UNDER.update(config="configuration", types="configuration", logger="logging", TripyException="logging")
 
 __all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "logger"]

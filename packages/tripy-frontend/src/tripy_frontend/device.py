@@ -9,7 +9,7 @@ from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_frontend.public_names import public_class
 
 
-@public_class
+@public_class(document_under="dtypes_devices")
 class device(_Device):
     """A device: ``tp.device("cpu")``, ``tp.device("gpu")``, ``tp.device("gpu:1")``.
 

@@ -31,7 +31,7 @@ def public_api(name: Optional[str] = None, *, document_under: str, dtype_constra
         api_name = name or getattr(obj, "__name__")
         if inspect.isclass(obj):
             assert dtype_constraints is None, "dtype declarations are for functions"
-            return public_class(obj, api_name, document_under=document_under)  # type: ignore[no-any-return]
+            return public_class(document_under, api_name)(obj)
         if inspect.isfunction(obj):
             if dtype_constraints is not None:
                 assert not hasattr(obj, "__tripy_method_name__"), (

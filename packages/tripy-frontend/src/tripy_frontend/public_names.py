@@ -2,14 +2,14 @@
 re-exports them.
 
 ``export.public_api`` registers functions and classes with their argument and dtype checks. The classes that
-those dtype checks themselves need (``Tensor``, ``DimensionSize``) register with ``public_class`` here, which
+those dtype checks themselves need (``Tensor``, ``DimensionSize``) register with ``@public_class(document_under=...)`` here, which
 checks constructor arguments only, so that they do not import the dtype checks (an import cycle).
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, Optional, TypeVar
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 from tripy_frontend.argument_checks import type_checked
 
@@ -21,15 +21,17 @@ PUBLIC_API: Dict[str, Any] = {}
 DOCUMENT_UNDER: Dict[str, str] = {}
 
 
-def public_class(cls: C, name: Optional[str] = None, *, document_under: Optional[str] = None) -> C:
-    """Register `cls` as ``tripy.<name>`` (default: its own name), on the reference page `document_under`
-    (classes registered without one declare theirs where the frontend registers them). Its constructor's
-    arguments are checked against their annotations, unless the class opts out because construction is on a hot
-    path and validates its own input (``_tripy_unchecked_init``, as ``tp.Tensor`` does)."""
-    init = vars(cls).get("__init__")
-    if inspect.isfunction(init) and not getattr(cls, "_tripy_unchecked_init", False):
-        setattr(cls, "__init__", type_checked(init, f"tripy.{name or cls.__name__}"))
-    PUBLIC_API[name or cls.__name__] = cls
-    if document_under is not None:
+def public_class(document_under: str, name: Optional[str] = None) -> Callable[[C], C]:
+    """Register a class as ``tripy.<name>`` (default: its own name), on the API reference's page `document_under`.
+    Its constructor's arguments are checked against their annotations, unless the class opts out because
+    construction is on a hot path and validates its own input (``_tripy_unchecked_init``, as ``tp.Tensor`` does)."""
+
+    def register(cls: C) -> C:
+        init = vars(cls).get("__init__")
+        if inspect.isfunction(init) and not getattr(cls, "_tripy_unchecked_init", False):
+            setattr(cls, "__init__", type_checked(init, f"tripy.{name or cls.__name__}"))
+        PUBLIC_API[name or cls.__name__] = cls
         DOCUMENT_UNDER[name or cls.__name__] = document_under
-    return cls
+        return cls
+
+    return register

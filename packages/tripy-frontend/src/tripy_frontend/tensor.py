@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     Shape = Sequence[Union[int, "DimensionSize"]]
 
 
-@public_class
+@public_class(document_under="tensors")
 class Tensor:
     """A tensor. Create one from a Python scalar or (nested) list, a NumPy array, or any object that
     supports DLPack or the array protocol; or get one from a tripy operation. Arrays must be row-major
@@ -241,7 +241,7 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
-@public_class
+@public_class(document_under="tensors")
 class DimensionSize(Tensor):
     """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
     size prints as a number.
