@@ -376,3 +376,17 @@ def test_dtype_exceptions_and_malformed_declarations():
         dtype_rules({"other": "T1"}, {"T1": (tp.float32,)})(lambda input: input)
     with pytest.raises(AssertionError, match="is not declared"):
         dtype_rules({"input": "T3"}, {"T1": (tp.float32,)})(lambda input: input)
+
+
+def test_a_dtype_combination_that_passed_does_not_excuse_a_later_violation():
+    # DtypeRule.check remembers the dtype combinations that passed: each call is still judged on its own.
+    f32, i32 = tp.Tensor([1.0]), tp.Tensor([1])
+    for _ in range(2):
+        assert (f32 + f32).tolist() == [2.0]
+        with pytest.raises(tp.TripyException, match="Operands of '\\+' must have the same data type, but got "
+                                                    "float32 and int32"):
+            f32 + i32
+    assert tp.concatenate([f32, f32], 0).tolist() == [1.0, 1.0]
+    with pytest.raises(tp.TripyException, match=r"tripy.concatenate: 'tensors\[0\]' and 'tensors\[2\]' must have "
+                                                "the same data type, but got float32 and int32"):
+        tp.concatenate([f32, f32, i32], 0)

@@ -1,10 +1,10 @@
 """Argument checking at the public-API boundary: each registered function (and class constructor) checks
 its arguments against their annotations, and reports a wrong one at the user's line with the expected
-type and the signature. A function with a dtype declaration (``dtype_rules.py``) checks it in the same
-wrapper.
+type and the signature. A function with a dtype declaration (``dtype_rules.py``) has its dtype rule
+checked in the same wrapper.
 
 The wrapper runs at every op call, so positional calls (the common case) are matched to parameter names
-directly, and a declaration with one checked parameter has its dtype fast path inline.
+directly.
 """
 
 from __future__ import annotations
@@ -149,16 +149,11 @@ class _Signature:
 
 
 def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
-    """`obj` with its arguments checked against its annotations (and its dtype declaration, if any)."""
-    # A function with a dtype declaration (@dtype_rules) is unwrapped, and one wrapper checks both.
+    """`obj` with its arguments checked against its annotations and, for a function declared with
+    ``dtype_rules``, its dtype rule: one wrapper checks both."""
     func: Callable[..., Any] = getattr(obj, "__tripy_unchecked__", obj)
-    checker: Any = getattr(obj, "__tripy_dtype_checker__", None)
-    dtype_check = checker.check if checker is not None else None
-    # A declaration with one checked parameter (most ops) has its fast path inline.
-    one: Any = None
-    if checker is not None and checker.fast_condition is not None and len(checker.entries) == 1:
-        pname_, pos_, _, allowed_, _, _ = checker.entries[0]
-        one = (pos_, pname_, allowed_, checker.namespace["_tripy_T"])
+    rule: Any = getattr(obj, "__tripy_dtype_rule__", None)
+    dtype_check = rule.check if rule is not None else None
     sig = _Signature(func, api_name)
     fast_ok, required, npos = sig.fast_ok, sig.required, len(sig.positional)
     plan: Optional[List[Tuple[int, str, Check, str]]] = None
@@ -179,11 +174,7 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
                             sig.fail(pname, expected, args[pos])
                 else:
                     sig.check_bound(args, kwargs)
-            if one is not None:
-                v: Any = args[one[0]] if one[0] < len(args) else kwargs.get(one[1])
-                if type(v) is not one[3] or v.trace_tensor.dtype not in one[2]:
-                    dtype_check(args, kwargs)  # type: ignore[misc]
-            elif dtype_check is not None:
+            if dtype_check is not None:
                 dtype_check(args, kwargs)
             return func(*args, **kwargs)
         except TripyException as e:

@@ -1,9 +1,8 @@
 """The code generator: the one place tripy turns generated Python source into functions.
 
-Two hot paths are written out per use rather than interpreted at every call, as ``dataclasses`` and
-``attrs`` do for ``__init__``: a compiled executable's call (``compiler/fast_call.py``) and the dtype
-checks in front of the ops (``dtype_rules.py``). Their source is built from tripy's own declarations,
-never from user input.
+One hot path is written out per use rather than interpreted at every call, as ``dataclasses`` and
+``attrs`` do for ``__init__``: a compiled executable's call (``compiler/fast_call.py``). Its source is
+built from tripy's own declarations, never from user input.
 """
 
 from __future__ import annotations

@@ -11,33 +11,39 @@ may hold a Tensor, a sequence of Tensors (all of them share the variable) or a `
 ``dtype_exceptions`` lists combinations of variable bindings that are not supported even though each
 dtype is, e.g. ``[{"T1": tp.float8, "T2": tp.int4}]``. ``RETURN`` maps to the variable (or a tuple of
 variables, one per returned tensor) of the result; it documents the result and is checked by the tests,
-not at run time. The declaration is checked at the call, and a violation is reported at the user's
-line, naming the op, the argument, its dtype and the supported ones, and how to convert (tripy.cast).
-Rules that depend on another argument's value (e.g. tripy.resize with mode="linear") stay in the op's
-body. The declaration is stored on the function as ``__tripy_dtype_constraints__``,
-``__tripy_dtype_variables__`` and ``__tripy_dtype_exceptions__``; tests/e2e/test_dtype_constraints.py
-generates its dtype-parametrized tests from it.
+not at run time. A violation is reported at the user's line, naming the op, the argument, its dtype and
+the supported ones, and how to convert (tripy.cast). Rules that depend on another argument's value
+(e.g. tripy.resize with mode="linear") stay in the op's body. The declaration is stored on the function
+as ``__tripy_dtype_constraints__``, ``__tripy_dtype_variables__`` and ``__tripy_dtype_exceptions__``;
+tests/e2e/test_dtype_constraints.py generates its dtype-parametrized tests from it.
+
+How a call is checked (``DtypeRule.check``), top to bottom:
+
+1. ``key``: the dtype of each checked argument (None for a Python number or an argument not given; a
+   tuple of dtypes for a sequence). Whether a call passes depends on nothing else.
+2. A key seen to pass before passes again: one tuple and one set lookup per call, which is what the
+   eager hot path pays (every operator the user applies is checked).
+3. A new key is checked in full (``_full_check``, which raises the error report on a violation) and
+   remembered if it passes.
 
 Tensor methods (``TENSOR_METHOD_REGISTRY``, e.g. ``__add__``) are not wrapped by @public_api; they use
 the same declaration through ``@dtype_rules(...)``, placed below the registry decorator (also for a
-function that is both public and a method, so both spellings check it).
+function that is both public and a method, so both spellings check it). ``@public_api`` functions have
+their rule checked by the argument-check wrapper (``argument_checks.py``), so each call has one wrapper.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
 import typing
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from tripy_flatir import dtypes
-from tripy_flatir.exceptions import TripyException
-from tripy_frontend import codegen
-from tripy_frontend.tensor import DimensionSize
-from tripy_frontend.tensor import Tensor
+from tripy_flatir import dtypes, stack_info
+from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.tracebacks import strip_tripy_frames
-from tripy_frontend.dtype_checks import (NUMBERS, Entry, Exceptions, Variables, check_one, check_pair,
-                                         check_sequence, general_check, is_sequence)
 
 F = TypeVar("F")
 
@@ -45,6 +51,8 @@ RETURN = "return"
 """The key of ``dtype_constraints`` for the result (``return`` cannot be a parameter name)."""
 
 Constraints = Mapping[str, Union[str, Tuple[str, ...]]]
+Variables = Mapping[str, Sequence[dtypes.dtype]]
+Exceptions = Sequence[Mapping[str, dtypes.dtype]]
 
 
 def dtype_rules(dtype_constraints: Constraints, dtype_variables: Variables,
@@ -54,132 +62,169 @@ def dtype_rules(dtype_constraints: Constraints, dtype_variables: Variables,
 
     def decorate(func: F) -> F:
         what = name or f"tripy.{getattr(func, '__name__')}"
-        checker = _dtype_checker(func, what, dtype_constraints, dtype_variables, dtype_exceptions or ())
-        checked: Any = func if checker is None else _with_dtype_check(func, checker)
+        rule = DtypeRule(func, what, dtype_constraints, dtype_variables, dtype_exceptions or ())
+        checked: Any = func if rule.is_trivial else _with_check(func, rule)  # type: ignore[arg-type]
         checked.__tripy_dtype_constraints__ = dict(dtype_constraints)
         checked.__tripy_dtype_variables__ = {v: tuple(ds) for v, ds in dtype_variables.items()}
         checked.__tripy_dtype_exceptions__ = tuple(dict(e) for e in dtype_exceptions or ())
-        checked.__tripy_dtype_check__ = None if checker is None else checker.check
-        checked.__tripy_dtype_checker__ = checker
+        checked.__tripy_dtype_rule__ = None if rule.is_trivial else rule
         checked.__tripy_unchecked__ = func
         return checked  # type: ignore[no-any-return]
 
     return decorate
 
 
+def _with_check(func: Callable[..., Any], rule: "DtypeRule") -> Callable[..., Any]:
+    """`func` with `rule` checked in front: an API boundary (see tracebacks.py)."""
+    check = rule.check
 
-def _with_dtype_check(func: Any, checker: "_DtypeCheck") -> Callable[..., Any]:
-    """`func` with its dtype check in front. When `func` takes plain parameters (Tensor methods such as
-    ``__add__``), the wrapper is generated with the same signature and the fast path inline: the
-    operators are the hottest path of eager code."""
-    params = list(inspect.signature(func).parameters.values())
-    if checker.fast_condition is None or not params or any(
-            p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD or p.name.startswith("_tripy") for p in params):
-        check = checker.check
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            check(args, kwargs)
+            return func(*args, **kwargs)
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
 
-        @functools.wraps(func)
-        def checked(*args: Any, **kwargs: Any) -> Any:  # (an API boundary: see tracebacks.py)
-            try:
-                check(args, kwargs)
-                return func(*args, **kwargs)
-            except TripyException as e:
-                strip_tripy_frames(e)
-                raise
-
-        checked.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
-        return checked
-    names = [p.name for p in params]
-    namespace: Dict[str, Any] = dict(checker.namespace, _tripy_func=func, _tripy_check=checker.check, _tripy_empty={},
-                                     _tripy_error=TripyException, _tripy_strip=strip_tripy_frames)
-    signature = []
-    for i, p in enumerate(params):
-        if p.default is inspect.Parameter.empty:
-            signature.append(p.name)
-        else:
-            namespace[f"_tripy_default{i}"] = p.default
-            signature.append(f"{p.name}=_tripy_default{i}")
-    condition = checker.fast_condition([names[e[1]] for e in checker.entries])
-    source = (f"def {func.__name__}({', '.join(signature)}):\n"  # (an API boundary: see tracebacks.py)
-              f"    try:\n"
-              f"        if not ({condition}):\n"
-              f"            _tripy_check(({', '.join(names)},), _tripy_empty)\n"
-              f"        return _tripy_func({', '.join(names)})\n"
-              f"    except _tripy_error as e:\n"
-              f"        _tripy_strip(e)\n"
-              f"        raise\n")
-    wrapper = codegen.make_function(func.__name__, source, namespace, f"<tripy dtype check of {func.__name__}>")
-    wrapper.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
-    return functools.wraps(func)(wrapper)
+    checked.__tripy_api_boundary__ = True  # type: ignore[attr-defined]
+    return checked
 
 
+class _Param(typing.NamedTuple):
+    """One checked parameter."""
 
-class _DtypeCheck:
-    """A precomputed dtype check: ``check(args, kwargs)`` raises on a violation. For declarations without
-    sequences or exceptions, ``fast_condition(exprs)`` gives a Python expression over the argument
-    expressions (one per entry) that is true when the call certainly passes (all tensors of allowed,
-    matching dtypes), with the names it uses in ``namespace``; wrappers inline it."""
+    name: str
+    position: int  # among the positional parameters; a large number for a keyword-only one
+    var: str  # its dtype variable
+    allowed: Optional[FrozenSet[dtypes.dtype]]  # None: every dtype
+    is_sequence: bool  # whether it takes a sequence of tensors (whose elements share the variable)
 
-    __slots__ = ("check", "entries", "namespace", "fast_condition")
 
-    def __init__(self, check: Callable[[tuple, dict], None], entries: List["Entry"], tensor_cls: Any,
-                 simple: bool) -> None:
-        self.check = check
-        self.entries = entries
-        # (__name__ marks the generated functions as library code, which error reports skip.)
-        self.namespace: Dict[str, Any] = {"__name__": __name__, "_tripy_T": tensor_cls, "_tripy_N": NUMBERS}
-        for i, e in enumerate(entries):
-            self.namespace[f"_tripy_A{i}"] = e[3]
-        self.fast_condition: Optional[Callable[[List[str]], str]] = self.condition if simple else None
+# A value bound to a dtype variable: (its dtype, its label in messages such as "'x'" or "'xs[1]'", the value).
+Binding = Tuple[dtypes.dtype, str, Any]
+_MAX_PASSED = 256  # keys remembered per rule (distinct dtype combinations a program uses: a handful)
 
-    def condition(self, exprs: List[str]) -> str:
-        """The first argument of each dtype variable must be a tensor of an allowed dtype; later ones a
-        tensor of the same dtype, or a Python number (``x * 0.5``: numbers take the tensor's dtype, and
-        the full check passes them too)."""
-        parts = []
-        first_of: Dict[str, str] = {}
-        for i, (x, e) in enumerate(zip(exprs, self.entries)):
-            var, allowed = e[2], e[3]
-            if var in first_of:
-                parts.append(f"(type({x}) is _tripy_T and {x}.trace_tensor.dtype is {first_of[var]}.trace_tensor.dtype"
-                             f" or type({x}) in _tripy_N)")
+
+class DtypeRule:
+    """One function's declaration, ready to check its calls (see the module docstring)."""
+
+    def __init__(self, func: Any, what: str, constraints: Constraints, variables: Variables,
+                 exceptions: Exceptions) -> None:
+        _validate(func, what, constraints, variables, exceptions)
+        self.what = what
+        self.variables = variables
+        self.exceptions = exceptions
+        self.params = _checked_params(func, constraints, variables, exceptions)
+        self.is_trivial = not self.params  # (no call can violate the declaration)
+        self._positions = tuple((p.name, p.position, p.is_sequence) for p in self.params)
+        self._passed: Set[tuple] = set()
+
+    def check(self, args: tuple, kwargs: dict) -> None:
+        """Raise the error report if a call with these arguments violates the declaration."""
+        n = len(args)
+        key = []
+        for name, position, is_sequence in self._positions:
+            v = args[position] if position < n else kwargs.get(name)
+            key.append(v.trace_tensor.dtype if type(v) is Tensor else _dtype_key(v, is_sequence))
+        frozen = tuple(key)
+        if frozen not in self._passed:
+            self._full_check(args, kwargs)
+            if len(self._passed) >= _MAX_PASSED:
+                self._passed.clear()
+            self._passed.add(frozen)
+
+    def _full_check(self, args: tuple, kwargs: dict) -> None:
+        """Bind each checked argument's dtype to its variable, reporting the first violation."""
+        bound: Dict[str, Binding] = {}
+        for p in self.params:
+            if p.position < len(args):
+                v = args[p.position]
+            elif p.name in kwargs:
+                v = kwargs[p.name]
+            else:
                 continue
-            first_of[var] = x
-            parts.append(f"type({x}) is _tripy_T")
-            if allowed is not None:
-                parts.append(f"{x}.trace_tensor.dtype in _tripy_A{i}")
-        return " and ".join(parts)
+            if p.is_sequence and type(v) in (list, tuple):
+                for i, item in enumerate(v):
+                    self._bind(bound, p, item, f"'{p.name}[{i}]'")
+            else:
+                self._bind(bound, p, v, f"'{p.name}'")
+        for exception in self.exceptions:
+            if all(var in bound and bound[var][0] is dt for var, dt in exception.items()):
+                self._unsupported_combination([bound[var] for var in exception])
+
+    def _bind(self, bound: Dict[str, Binding], p: _Param, value: Any, label: str) -> None:
+        """Check one value's dtype against the allowed ones and the first value bound to its variable."""
+        dt = _dtype_of(value)
+        if dt is None:
+            return
+        if p.allowed is not None and dt not in p.allowed:
+            self._unsupported(label, dt, value, self.variables[p.var])
+        first = bound.setdefault(p.var, (dt, label, value))
+        if first[0] is not dt:
+            self._mismatch(first, (dt, label, value))
+
+    # ---- the error reports ------------------------------------------------------------------------
+    def _is_operator(self) -> bool:
+        return self.what.startswith("'")
+
+    def _unsupported(self, label: str, dt: dtypes.dtype, value: Any, allowed: Sequence[dtypes.dtype]) -> typing.NoReturn:
+        where = "" if self._is_operator() else f" for argument {label}"
+        fix = ("Pass one of these dtypes." if isinstance(value, dtypes.dtype) else
+               f"Use tripy.cast() to convert, e.g. tripy.cast(x, tripy.{allowed[0]}).")
+        _report(f"{self.what} does not support dtype {dt}{where}.",
+                [f"Supported dtypes: {', '.join(d.name for d in allowed)}.", fix], _origin(value))
+
+    def _mismatch(self, first: Binding, second: Binding) -> typing.NoReturn:
+        if self._is_operator():
+            prefix = f"Operands of {self.what}"
+        else:
+            prefix = f"{self.what}: {first[1]} and {second[1]}"
+        _report(f"{prefix} must have the same data type, but got {first[0]} and {second[0]}.",
+                [f"Use tripy.cast() to convert one of them, e.g. tripy.cast(x, tripy.{first[0]})."],
+                _origin(first[2]) + _origin(second[2]))
+
+    def _unsupported_combination(self, bindings: List[Binding]) -> typing.NoReturn:
+        argument = "" if self._is_operator() else "argument "
+        parts = [f"dtype {dt} for {argument}{label}" for dt, label, _ in bindings]
+        _report(f"{self.what} does not support {' together with '.join(parts)}.",
+                ["This combination of data types is not supported; use tripy.cast() to convert."],
+                [o for _, _, value in bindings for o in _origin(value)])
 
 
-
-def _dtype_checker(func: Any, what: str, constraints: Constraints, variables: Variables,
-                   exceptions: Exceptions) -> Optional[_DtypeCheck]:
-    """Validate a declaration and precompute its check: None when no call can violate it."""
-    _validate(func, what, constraints, variables, exceptions)
-    entries = _entries(func, constraints, variables, exceptions)
-    if not entries:
-        return None
-    general = general_check(entries, what, variables, exceptions, Tensor, DimensionSize)
-    simple = not exceptions and not any(e[5] for e in entries)
-    if simple and len(entries) == 1:
-        check = check_one(entries[0], general, Tensor)
-    elif simple and len(entries) == 2 and entries[0][2] == entries[1][2]:
-        check = check_pair(entries[0], entries[1], general, Tensor)
-    elif not exceptions and len(entries) == 1:
-        check = check_sequence(entries[0], general, Tensor)
-    else:
-        check = general
-    checker = _DtypeCheck(check, entries, Tensor, simple)
-    if simple and len(entries) > 2:  # e.g. tripy.where: a generated fast path over (args, kwargs)
-        exprs = [f"v{i}" for i in range(len(entries))]
-        lines = ["def check(args, kwargs):", "    n = len(args)"]
-        lines += [f"    v{i} = args[{pos}] if {pos} < n else kwargs.get({pname!r})"
-                  for i, (pname, pos, _, _, _, _) in enumerate(entries)]
-        lines += [f"    if {checker.condition(exprs)}:", "        return", "    _tripy_general(args, kwargs)"]
-        namespace = dict(checker.namespace, _tripy_general=general)
-        checker.check = codegen.make_function("check", "\n".join(lines) + "\n", namespace, f"<tripy dtype check: {what}>")
-    return checker
+def _dtype_of(v: Any) -> Optional[dtypes.dtype]:
+    """The dtype of a tensor or the dtype a ``tripy.dtype`` argument names; None for other values."""
+    cls = type(v)
+    if cls is Tensor:
+        return v.trace_tensor.dtype  # type: ignore[no-any-return]
+    if cls is dtypes.dtype:
+        return v  # type: ignore[no-any-return]
+    if cls is DimensionSize:
+        return dtypes.int32  # (reading .dtype would build a graph node for a static size)
+    if isinstance(v, Tensor):
+        return v.dtype
+    return None
 
 
+def _dtype_key(v: Any, is_sequence: bool) -> Any:
+    """What ``DtypeRule.check`` keys a value other than a plain Tensor by."""
+    if is_sequence and type(v) in (list, tuple):
+        return tuple(_dtype_of(item) for item in v)
+    return _dtype_of(v)
+
+
+def _origin(value: Any) -> List[Any]:
+    """Where a tensor argument was created (not for sizes from ``t.shape``, which have no such place)."""
+    if not isinstance(value, Tensor) or isinstance(value, DimensionSize):
+        return []
+    return [value.stack_info] if value.stack_info is not None else []
+
+
+def _report(message: str, details: List[str], origins: List[Any]) -> typing.NoReturn:
+    raise_error(message, stack_info.capture(), details, origins)
+
+
+# ---- reading a declaration (once, when the op is defined) --------------------------------------------
 def _validate(func: Any, what: str, constraints: Constraints, variables: Variables, exceptions: Exceptions) -> None:
     """Assert that a declaration names parameters of `func` and declared variables (a mistake in tripy)."""
     params = inspect.signature(func).parameters
@@ -200,29 +245,35 @@ def _validate(func: Any, what: str, constraints: Constraints, variables: Variabl
             f"{what}: a dtype exception must map declared variables (bound to parameters) to dtypes: {exc}"
 
 
-def _entries(func: Any, constraints: Constraints, variables: Variables, exceptions: Exceptions) -> List[Entry]:
-    """One entry per checked parameter (see ``Entry``): a parameter takes a sequence of tensors if its
-    annotation says so; its elements then share the variable too. Parameters no call can violate are left out."""
+def _checked_params(func: Any, constraints: Constraints, variables: Variables, exceptions: Exceptions) -> List[_Param]:
+    """The parameters a call could violate the declaration through. A parameter takes a sequence of
+    tensors if its annotation says so; its elements then share the variable too."""
     params = inspect.signature(func).parameters
     positional = [p.name for p in params.values()
                   if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    names = {var for key, var in constraints.items() if key != RETURN}
-    shared = {var for var in names if sum(1 for k, v in constraints.items() if k != RETURN and v == var) > 1}
+    uses = collections.Counter(var for key, var in constraints.items() if key != RETURN)
     everything = frozenset(dtypes.ALL_DTYPES)
     try:
         hints = typing.get_type_hints(func)
     except Exception:
         hints = {}
-    entries: List[Entry] = []
+    checked = []
     for key, var in constraints.items():
         if key == RETURN:
             continue
         assert isinstance(var, str)
-        allowed: Optional[frozenset] = frozenset(variables[var])
+        allowed: Optional[FrozenSet[dtypes.dtype]] = frozenset(variables[var])
         if allowed == everything:
             allowed = None
-        pos = positional.index(key) if key in positional else 1 << 30
-        is_seq = is_sequence(hints.get(key))
-        if allowed is not None or var in shared or exceptions or is_seq:  # else no call can violate it
-            entries.append((key, pos, var, allowed, var in shared, is_seq))
-    return entries
+        is_seq = _is_sequence(hints.get(key))
+        if allowed is not None or uses[var] > 1 or exceptions or is_seq:  # else no call can violate it
+            checked.append(_Param(key, positional.index(key) if key in positional else 1 << 30, var, allowed, is_seq))
+    return checked
+
+
+def _is_sequence(annotation: Any) -> bool:
+    """Whether a parameter's annotation allows a sequence (of tensors)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union:
+        return any(_is_sequence(a) for a in typing.get_args(annotation))
+    return origin in (list, tuple, collections.abc.Sequence)
