@@ -234,6 +234,12 @@ def to_device(array: np.ndarray, platform: str, index: int) -> Any:
     return put(array, copy)
 
 
+def copier(platform: str, index: int) -> Callable[[np.ndarray], Any]:
+    """``to_device`` for one device, with the device looked up once: for callers that upload many arrays."""
+    put, copy, _ = _uploader(platform, index)
+    return lambda array: put(array, copy)
+
+
 def adopt(array: np.ndarray, platform: str, index: int) -> Any:
     """A device buffer with the data of `array`, an array tripy made and nobody else holds: on the CPU it
     may share its memory (PJRT keeps the array alive), which saves the copy `to_device` makes."""

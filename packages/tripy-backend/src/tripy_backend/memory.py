@@ -23,6 +23,12 @@ def to_device(array: np.ndarray, device: Device) -> Any:
     return _xla.to_device(array, platform(device), device.index)
 
 
+def uploader(device: Device) -> Any:
+    """``to_device(array, device)`` as a function of a row-major (C-contiguous) ndarray alone, for callers that
+    upload many arrays to one device (``tp.Tensor`` from NumPy data): it copies, like ``to_device``."""
+    return _xla.copier(platform(device), device.index)
+
+
 def cpu_dlpack(buffer: Any) -> Any:
     """A DLPack capsule sharing a CPU buffer's memory (the consumer owns it), or None for other buffers."""
     return _xla.cpu_dlpack(buffer)

@@ -62,24 +62,36 @@ class StackInfo:
         return bool(self._raw)
 
 
-# Module name -> is it library code? (a dict lookup per frame instead of string matching: capture()
-# runs for every tensor the user creates, so it is on the eager hot path.)
+# Module name -> is it library code? (a dict lookup per frame instead of string matching.)
 _IS_LIBRARY: dict[str, bool] = {}
+# capture() runs for every tensor the user makes, so it is on the eager hot path, and the frames it skips
+# are tripy's own (the op, its checks, its wrappers: three or four per op). The first time it meets a
+# library module it puts this name in the module's globals, so that skipping one of its frames later
+# costs one ``in`` test.
+LIBRARY_MARK = "__tripy_library_module__"
 
 
-def capture(max_frames: int = StackInfo.MAX_FRAMES) -> StackInfo:
+def capture(max_frames: int = StackInfo.MAX_FRAMES, skip: int = 0) -> StackInfo:
     """Record the innermost user (non-tripy) frames of the current call stack.
 
     Only the code object and instruction offset of each frame are read: the line number is worked out
-    from them when a report needs it (``frame.f_lineno`` scans the code's line table on every call)."""
-    frame = sys._getframe(1)
-    is_library = _IS_LIBRARY
+    from them when a report needs it (``frame.f_lineno`` scans the code's line table on every call).
+    `skip`: how many frames, starting with the caller's, are certainly tripy's and need not be looked at
+    (each frame looked at costs: Python makes a frame object for it); e.g. 2 in a private helper that
+    only tripy's ops call, for itself and the op."""
+    try:
+        frame = sys._getframe(1 + skip)
+    except ValueError:  # (a shallower stack than promised)
+        frame = sys._getframe(1)
     if max_frames == 1:  # the default, on the path of every tensor the user makes: kept short
         while frame is not None:
-            name = frame.f_globals.get("__name__", "")
-            lib = is_library.get(name)
-            if lib is None:
-                lib = is_library[name] = is_library_module(name)
+            namespace = frame.f_globals
+            if LIBRARY_MARK in namespace:
+                frame = frame.f_back  # type: ignore[assignment]
+                continue
+            lib = _IS_LIBRARY.get(namespace.get("__name__", ""))
+            if lib is None:  # a module seen for the first time
+                lib = _is_library_namespace(namespace)
             if not lib:
                 code, lasti = frame.f_code, frame.f_lasti
                 site = _SITES.get((id(code), lasti))
@@ -88,6 +100,7 @@ def capture(max_frames: int = StackInfo.MAX_FRAMES) -> StackInfo:
                 return site
             frame = frame.f_back  # type: ignore[assignment]
         return StackInfo([])
+    is_library = _IS_LIBRARY
     raw: list[tuple[CodeType, int, int]] = []
     while frame is not None and len(raw) < max_frames:
         name = frame.f_globals.get("__name__", "")
@@ -105,6 +118,17 @@ def capture(max_frames: int = StackInfo.MAX_FRAMES) -> StackInfo:
 # object, so the id stays valid while the entry exists.
 _SITES: dict[tuple[int, int], StackInfo] = {}
 _MAX_SITES = 1 << 14
+
+
+def _is_library_namespace(namespace: dict) -> bool:
+    """Whether a module's globals are a tripy module's (then marked with ``LIBRARY_MARK``)."""
+    name = namespace.get("__name__", "")
+    lib = _IS_LIBRARY.get(name)
+    if lib is None:
+        lib = _IS_LIBRARY[name] = is_library_module(name)
+    if lib:
+        namespace[LIBRARY_MARK] = True
+    return lib
 
 
 def _site(code: CodeType, lasti: int) -> StackInfo:

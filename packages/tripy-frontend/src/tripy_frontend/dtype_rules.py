@@ -118,21 +118,31 @@ class DtypeRule:
         self.params = _checked_params(func, constraints, variables, exceptions)
         self.is_trivial = not self.params  # (no call can violate the declaration)
         self._positions = tuple((p.name, p.position, p.is_sequence) for p in self.params)
-        self._passed: Set[tuple] = set()
+        self._passed: Set[Any] = set()
 
     def check(self, args: tuple, kwargs: dict) -> None:
         """Raise the error report if a call with these arguments violates the declaration."""
         n = len(args)
-        key = []
-        for name, position, is_sequence in self._positions:
+        positions = self._positions
+        if len(positions) <= 2:  # (nearly every op: its one or two parameters read without a loop)
+            name, position, is_sequence = positions[0]
             v = args[position] if position < n else kwargs.get(name)
-            key.append(v.trace_tensor.dtype if type(v) is Tensor else _dtype_key(v, is_sequence))
-        frozen = tuple(key)
-        if frozen not in self._passed:
+            key = v.trace_tensor.dtype if type(v) is Tensor else _dtype_key(v, is_sequence)
+            if len(positions) == 2:
+                name, position, is_sequence = positions[1]
+                v = args[position] if position < n else kwargs.get(name)
+                key = (key, v.trace_tensor.dtype if type(v) is Tensor else _dtype_key(v, is_sequence))
+        else:
+            keys = []
+            for name, position, is_sequence in positions:
+                v = args[position] if position < n else kwargs.get(name)
+                keys.append(v.trace_tensor.dtype if type(v) is Tensor else _dtype_key(v, is_sequence))
+            key = tuple(keys)
+        if key not in self._passed:
             self._full_check(args, kwargs)
             if len(self._passed) >= _MAX_PASSED:
                 self._passed.clear()
-            self._passed.add(frozen)
+            self._passed.add(key)
 
     def _full_check(self, args: tuple, kwargs: dict) -> None:
         """Bind each checked argument's dtype to its variable, reporting the first violation."""

@@ -70,6 +70,12 @@ class Tensor:
             if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
                 array = data
                 tdtype = _FROM_NUMPY.get(array.dtype)
+                if tdtype is not None and device is None:  # (NumPy data on the CPU: the upload looked up once)
+                    upload = _CPU_UPLOAD or _cpu_upload()
+                    self.trace_tensor = Storage.tensor_of(upload(array), array.shape, tdtype, _CPU, info)
+                    if name:
+                        self.trace_tensor.name = name
+                    return
             if tdtype is None:
                 array = _to_numpy(data, dtype, info)
                 tdtype = dtypes.from_numpy(array.dtype)
@@ -133,8 +139,9 @@ class Tensor:
     @classmethod
     def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1,
                  **attrs: Any) -> Any:
-        """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports."""
-        out = op_cls.make(list(map(_trace_tensor_of, inputs)), _capture(), num_outputs, attrs)
+        """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports
+        (from the caller's frame on)."""
+        out = op_cls.make(list(map(_trace_tensor_of, inputs)), _capture(1, 1), num_outputs, attrs)
         if num_outputs == 1:  # the common case, kept short: this runs for every op the user calls
             t = _new(cls)
             t.trace_tensor = out
@@ -239,6 +246,15 @@ _new = object.__new__
 _trace_tensor_of = operator.attrgetter("trace_tensor")
 _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
+
+
+_CPU_UPLOAD: Any = None  # memory.uploader(CPU), made on first use (it starts the runtime)
+
+
+def _cpu_upload() -> Any:
+    global _CPU_UPLOAD
+    _CPU_UPLOAD = memory.uploader(_CPU)
+    return _CPU_UPLOAD
 
 
 @public_class(document_under="tensors")

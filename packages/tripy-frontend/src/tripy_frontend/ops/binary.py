@@ -1,4 +1,7 @@
-"""Shared body of the two-input elementwise ops and operators (each has its own file and declares its dtypes)."""
+"""Shared body of the two-input elementwise ops and operators (each has its own file and declares its dtypes).
+
+Only those ops call ``binary``, which users reach only through the op's checking wrapper: the stack capture
+skips those three frames (see ``stack_info.capture``)."""
 
 from __future__ import annotations
 
@@ -27,12 +30,12 @@ def binary(lhs: Any, rhs: Any, kind: Kind) -> Tensor:
         a, b = lhs.trace_tensor, rhs.trace_tensor
     # (Tensor._from_op written out: every operator the user applies comes here.)
     t = _new(Tensor)
-    t.trace_tensor = _make([a, b], _capture(), 1, {"kind": kind})
+    t.trace_tensor = _make([a, b], _capture(1, 3), kind)  # (skip: this function, the op and its wrapper)
     return t
 
 
 _new = object.__new__
-_make = BinaryElementwise.make
+_make = BinaryElementwise.make_one
 _scalar = Constant.scalar
 _upload = memory.to_device  # (a number's buffer: eager programs take numbers as arguments)
 _PLAIN_NUMBERS = (float, int)  # (exact types: not bool, not NumPy scalars, which keep the general path)

@@ -74,6 +74,16 @@ class BaseTraceOp:
         return out
 
     @classmethod
+    def make_one(cls, inputs: List[TraceTensor], stack_info: Any, *attrs: Any) -> TraceTensor:
+        """``make(inputs, stack_info, 1, attrs)`` with the attributes given in field order: the frontend's
+        elementwise ops and operators, the ops users call most, build theirs with it."""
+        op = cls(inputs, *attrs)
+        out = TraceTensor(op, stack_info)
+        op._out = _weak(out)
+        op.infer(out)
+        return out
+
+    @classmethod
     def build(cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any) -> "BaseTraceOp":
         """The op on `inputs`, with its outputs (``op.outputs``) inferred (see ``make``)."""
         out = cls.make(list(inputs), stack_info, num_outputs, attrs)
