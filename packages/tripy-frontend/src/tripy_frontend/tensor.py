@@ -65,7 +65,7 @@ class Tensor:
     def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
         try:  # (an API boundary itself, like eval: see tracebacks.py; tp.Tensor(data) is on the eager hot path)
-            info = _capture() if fetch_stack_info else None
+            info = _capture(1, 1) if fetch_stack_info else None  # (skip: this frame)
             tdtype = None
             if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
                 array = data
