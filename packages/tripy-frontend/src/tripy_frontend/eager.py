@@ -6,6 +6,7 @@ program runs on the stored data's buffers and ``store_results`` puts each result
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, List, NoReturn, Sequence
 
@@ -43,6 +44,7 @@ PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=_cache_size())
 EAGER_OPTIMIZATION_LEVEL = 3
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
+_data_of = operator.attrgetter("producer.data")  # (a program input's buffer)
 
 
 def evaluate(tensors: Sequence[Any]) -> None:
@@ -60,7 +62,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
     elif "cache" in verbosity:  # (what logger.log checks first: no call when the topic is off)
         logger.log("program cache hit", "cache")
     try:
-        buffers: List[Any] = [t.producer.data for t in inputs]  # type: ignore[union-attr]
+        buffers: List[Any] = list(map(_data_of, inputs))
     except AttributeError:  # a runtime input of tp.compile: no value while tracing
         _cannot_evaluate_traced(next(t for t in inputs if getattr(t.producer, "data", None) is None))
     store_results(outputs, program(buffers))
