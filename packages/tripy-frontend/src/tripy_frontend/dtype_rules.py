@@ -103,6 +103,7 @@ class _Param(typing.NamedTuple):
 
 # A value bound to a dtype variable: (its dtype, its label in messages such as "'x'" or "'xs[1]'", the value).
 Binding = Tuple[dtypes.dtype, str, Any]
+_NUMBERS = (float, int, bool)  # (Python numbers next to tensors: not checked)
 _MAX_PASSED = 256  # keys remembered per rule (distinct dtype combinations a program uses: a handful)
 
 
@@ -218,6 +219,8 @@ def _dtype_of(v: Any) -> Optional[dtypes.dtype]:
 
 def _dtype_key(v: Any, is_sequence: bool) -> Any:
     """What ``DtypeRule.check`` keys a value other than a plain Tensor by."""
+    if type(v) in _NUMBERS:
+        return None
     if is_sequence and type(v) in (list, tuple):
         return tuple(_dtype_of(item) for item in v)
     return _dtype_of(v)
