@@ -24,6 +24,13 @@ from tripy_frontend import config
 from tripy_frontend.tracebacks import strip_tripy_frames
 
 Check = Callable[[Any], bool]
+# One checked parameter: (position, name, a class whose exact instances pass without calling the check, the
+# check, what it expects in words).
+Step = Tuple[int, str, type, Check, str]
+
+
+class _NoClass:
+    """The exact type of no value (for a parameter whose annotation is not a class)."""
 
 
 def _describe(annotation: Any) -> str:
@@ -107,9 +114,9 @@ class _Signature:
         self.fast_ok = not any(p.kind is inspect.Parameter.VAR_POSITIONAL or
                                (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty)
                                for p in params)
-        self.plan: Optional[List[Tuple[int, str, Check, str]]] = None  # (position, name, check, expected)
+        self.plan: Optional[List[Step]] = None
 
-    def make_plan(self) -> List[Tuple[int, str, Check, str]]:
+    def make_plan(self) -> List[Step]:
         try:
             hints = typing.get_type_hints(self.func)
         except Exception:
@@ -124,7 +131,8 @@ class _Signature:
             elif param.kind is inspect.Parameter.VAR_KEYWORD:  # **kwargs: each value
                 check = _each_value(check)
             pos = self.positional.index(pname) if pname in self.positional else 1 << 30
-            plan.append((pos, pname, check, _describe(hints[pname])))
+            exact = hints[pname] if isinstance(hints[pname], type) else _NoClass  # (an instance of it passes)
+            plan.append((pos, pname, exact, check, _describe(hints[pname])))
         self.plan = plan
         return plan
 
@@ -135,7 +143,7 @@ class _Signature:
             values = self.signature.bind(*args, **kwargs).arguments
         except TypeError as e:
             _report(f"{self.api_name}: {e}.", [f"The signature is: {self.text()}"])
-        for pos, pname, check, expected in plan:
+        for pos, pname, _, check, expected in plan:
             if pname in values and not check(values[pname]):
                 self.fail(pname, expected, values[pname])
 
@@ -156,7 +164,7 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
     dtype_check = rule.check if rule is not None else None
     sig = _Signature(func, api_name)
     fast_ok, required, npos = sig.fast_ok, sig.required, len(sig.positional)
-    plan: Optional[List[Tuple[int, str, Check, str]]] = None
+    plan: Optional[List[Step]] = None
 
     @functools.wraps(obj)
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # (also an API boundary: see tracebacks.py)
@@ -169,8 +177,8 @@ def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
             if plan:
                 n = len(args)
                 if fast_ok and not kwargs and required <= n <= npos:  # (positional arguments: no binding)
-                    for pos, pname, check, expected in plan:
-                        if pos < n and not check(args[pos]):
+                    for pos, pname, exact, check, expected in plan:
+                        if pos < n and type(args[pos]) is not exact and not check(args[pos]):
                             sig.fail(pname, expected, args[pos])
                 else:
                     sig.check_bound(args, kwargs)
