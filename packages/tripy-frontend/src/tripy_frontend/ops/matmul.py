@@ -1,5 +1,6 @@
 from typing import Any
 
+from tripy_flatir import stack_info as _stack
 from tripy_trace.ops.matmul import MatrixMultiply
 from tripy_frontend.export import RETURN, dtype_rules
 from tripy_frontend.ops.common import NUMERIC_TYPES, to_tensors
@@ -24,7 +25,10 @@ def __matmul__(self: Tensor, other: Any) -> Tensor:
         assert np.allclose(np.from_dlpack(a @ b), expected)
     """
     a, b = to_tensors(self, other, "'@'")
-    return Tensor._from_op(MatrixMultiply, [a, b])
+    # (Tensor._from_op written out; the stack capture skips this function and its wrapper, the only way in.)
+    t = _new(Tensor)
+    t.trace_tensor = MatrixMultiply.make_one([a.trace_tensor, b.trace_tensor], _stack.capture(1, 2))
+    return t
 
 
 @TENSOR_METHOD_REGISTRY("__rmatmul__")
@@ -32,3 +36,6 @@ def __matmul__(self: Tensor, other: Any) -> Tensor:
 def __rmatmul__(self: Tensor, other: Any) -> Tensor:
     """``other @ self``."""
     return __matmul__(Tensor(other), self)
+
+
+_new = object.__new__
