@@ -23,10 +23,16 @@ def to_device(array: np.ndarray, device: Device) -> Any:
     return _xla.to_device(array, platform(device), device.index)
 
 
-def uploader(device: Device) -> Any:
-    """``to_device(array, device)`` as a function of a row-major (C-contiguous) ndarray alone, for callers that
-    upload many arrays to one device (``tp.Tensor`` from NumPy data): it copies, like ``to_device``."""
-    return _xla.copier(platform(device), device.index)
+def to_cpu(array: np.ndarray) -> Any:
+    """``to_device(array, CPU)`` for a row-major (C-contiguous) ndarray, with the device looked up once: the
+    path of ``tp.Tensor(numpy_array)``. It copies, like ``to_device``."""
+    global _to_cpu
+    if _to_cpu is None:
+        _to_cpu = _xla.copier("cpu", 0)
+    return _to_cpu(array)
+
+
+_to_cpu: Any = None
 
 
 def cpu_dlpack(buffer: Any) -> Any:

@@ -66,23 +66,21 @@ class Tensor:
                  name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
         try:  # (an API boundary itself, like eval: see tracebacks.py; tp.Tensor(data) is on the eager hot path)
             info = _capture(1, 1) if fetch_stack_info else None  # (skip: this frame)
-            tdtype = None
+            tdtype = buffer = None
             if type(data) is np.ndarray and dtype is None and data.flags.c_contiguous:  # the common case, kept short
                 array = data
                 tdtype = _FROM_NUMPY.get(array.dtype)
-                if tdtype is not None and device is None:  # (NumPy data on the CPU: the upload looked up once)
-                    upload = _CPU_UPLOAD or _cpu_upload()
-                    self.trace_tensor = Storage.tensor_of(upload(array), array.shape, tdtype, _CPU, info)
-                    if name:
-                        self.trace_tensor.name = name
-                    return
+                if tdtype is not None and device is None:
+                    buffer = memory.to_cpu(array)
             if tdtype is None:
                 array = _to_numpy(data, dtype, info)
                 tdtype = dtypes.from_numpy(array.dtype)
                 assert tdtype is not None
             if device is None:
                 device = _CPU
-            self.trace_tensor = Storage.tensor_of(_to_device(array, device), array.shape, tdtype, device, info)
+            if buffer is None:
+                buffer = _to_device(array, device)
+            self.trace_tensor = Storage.tensor_of(buffer, array.shape, tdtype, device, info)
             if name:
                 self.trace_tensor.name = name
         except TripyException as e:
@@ -246,15 +244,6 @@ _new = object.__new__
 _trace_tensor_of = operator.attrgetter("trace_tensor")
 _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
-
-
-_CPU_UPLOAD: Any = None  # memory.uploader(CPU), made on first use (it starts the runtime)
-
-
-def _cpu_upload() -> Any:
-    global _CPU_UPLOAD
-    _CPU_UPLOAD = memory.uploader(_CPU)
-    return _CPU_UPLOAD
 
 
 @public_class(document_under="tensors")
