@@ -173,6 +173,7 @@ def main() -> None:
     if args.old is None:
         subprocess.run([os.path.join(ROOT, "scripts", "jax062-env")], check=True)
         args.old = os.path.join(ROOT, ".venv-jax062", "bin", "python")
+    args.old = os.path.abspath(args.old)  # (the children run in benchmarks/)
     pythons = {f"jaxlib {version_of(sys.executable)}": sys.executable, f"jaxlib {version_of(args.old)}": args.old}
     results: Dict[str, List[Dict[str, float]]] = {name: [] for name in pythons}
     for r in range(1 if args.quick else 3):
