@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
-from tripy_backend import _xla
+from tripy_backend import _xla, masked_reads
 from tripy_backend.real_sizes import READS_ACROSS, RealSizes, element, gather_operand_dim
 from tripy_flatir.mlir_utils import bytecode, context, main_function
 
@@ -118,9 +118,8 @@ def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int]) -> List[List[i
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
-        if name in READS_ACROSS and any(not isinstance(sizes.of(op.operands[i])[d], int)
-                                        for i, d in READS_ACROSS[name](op)):
-            raise Unsupported(f"{name} over a dynamic dim is not supported with bounded dims")
+        if name in READS_ACROSS:
+            masked_reads.mark_reads(op, name, sizes, Unsupported)
         if name == "func.return":
             return _return_sizes(op, twin, sizes, checks)
         with after:
@@ -329,6 +328,11 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
             with after:
                 for d, size in zip(ir.DenseI64ArrayAttr(op.attributes[_SIZES]), list(op.operands)[1:]):
                     value = _set_size(value, size, d)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and masked_reads.MASK in op.attributes:
+            with after:
+                value = masked_reads.lower(op)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:
