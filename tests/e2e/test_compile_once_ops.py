@@ -129,6 +129,11 @@ FAMILIES = {
     "take over the dynamic dim (indices clamped)": (lambda x: tp.gather(x, 0, tp.Tensor(np.array([0, 2, 9, -1], np.int32))),
                                                       (BATCH, 3), lambda n: rand(n, 3),
                                                       lambda x: x[np.clip([0, 2, 9, len(x) - 1], 0, len(x) - 1)]),
+    "strided slices over the dynamic dim": (lambda x: tp.concatenate([x[1::3], x[: x.shape[0] - 1 : 2]], dim=0) * 2.0,
+                                            (BATCH, 3), lambda n: rand(n, 3),
+                                            lambda x: np.concatenate([x[1::3], x[: len(x) - 1 : 2]]) * 2.0),
+    "masked_fill": (lambda x: tp.masked_fill(x, x > 0.5, -2.0), (BATCH, 3), lambda n: rand(n, 3),
+                    lambda x: np.where(x > 0.5, -2.0, x)),
     "embedding (gather)": (lambda i: tp.gather(tp.Tensor(TABLE), 0, i), (BATCH,),
                            lambda n: RNG.integers(0, 10, n).astype(np.int32), lambda i: TABLE[i]),
     "concatenate": (lambda x: tp.concatenate([x, x * 2.0], dim=0), (BATCH, 3), lambda n: rand(n, 3),
@@ -152,7 +157,7 @@ FAMILIES = {
 # dim would read its padding.
 BOUNDED = {name for name in FAMILIES if "(batch)" in name or "(height" in name} | {
     "topk over a static dim", "cumsum over the dynamic dim", "embedding (gather)", "concatenate",
-    "take over the dynamic dim (indices clamped)",
+    "take over the dynamic dim (indices clamped)", "strided slices over the dynamic dim", "masked_fill",
     "conv, then a sum over the batch", "maxpool, then a reshape merging the batch",
     "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]", "flip, then a reshape merging a dynamic dim with the one before"}
 
@@ -229,7 +234,8 @@ def test_saved_programs_run_every_size_in_a_new_process_without_compiling(tmp_pa
     names = ["conv (batch)", "conv (height and width)", "conv_transpose (height and width)", "maxpool (batch)",
              "avgpool without the padding (height and width)", "resize linear (batch)",
              "resize cubic (height and width)", "pad reflect (batch)", "pad constant (height and width)",
-             "flip (batch)", "flip (height and width)", "take over the dynamic dim (indices clamped)", "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
+             "flip (batch)", "flip (height and width)", "take over the dynamic dim (indices clamped)",
+             "strided slices over the dynamic dim", "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
              "flip, then a reshape merging a dynamic dim with the one before", "cumsum over the dynamic dim",
              "topk over a static dim", "topk over the dynamic dim"]
     inputs = []

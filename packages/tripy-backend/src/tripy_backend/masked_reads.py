@@ -94,14 +94,10 @@ def lower(marker: Any) -> Any:
     from jax.extend.mlir.dialects import stablehlo
 
     dims = list(ir.DenseI64ArrayAttr(marker.attributes[MASK]))
-    value = _static(marker.operands[0], dims)
+    value = static_buffer(marker.operands[0], dims)
     t = ir.RankedTensorType(value.type)
     index = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(32))
-    try:
-        zero = ir.IntegerAttr.get(ir.IntegerType(t.element_type), 0)
-    except ValueError:
-        zero = ir.FloatAttr.get(t.element_type, 0.0)
-    fill = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, zero)).result
+    fill = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, zero_attr(t.element_type))).result
     for d, n in zip(dims, list(marker.operands)[1:]):
         real = stablehlo.CompareOp(stablehlo.IotaOp(index, d).result,
                                    stablehlo.BroadcastInDimOp(index, n, ir.DenseI64ArrayAttr.get([])).result,
@@ -110,7 +106,7 @@ def lower(marker: Any) -> Any:
     return value
 
 
-def _static(value: Any, dims: List[int]) -> Any:
+def static_buffer(value: Any, dims: List[int]) -> Any:
     """`value`'s whole buffer, typed static for XLA along `dims`: a gather of every element, one by one along
     them (XLA takes a dim gathered in slices of 1 as static). A ``set_dimension_size`` to the bound or an
     update of a larger static buffer would do it too, but the first is folded away before XLA sees it and
@@ -130,3 +126,13 @@ def _static(value: Any, dims: List[int]) -> Any:
         start_indices_batching_dims=[], start_index_map=dims, index_vector_dim=len(dims))
     sizes = ir.DenseI64ArrayAttr.get([1 if k in dims else n for k, n in enumerate(shape)])
     return stablehlo.GatherOp(value, indices, numbers, sizes, indices_are_sorted=ir.BoolAttr.get(True)).result
+
+
+def zero_attr(element: Any) -> Any:
+    """0 of an integer or floating-point element type."""
+    from jax.extend.mlir import ir
+
+    try:
+        return ir.IntegerAttr.get(ir.IntegerType(element), 0)
+    except ValueError:
+        return ir.FloatAttr.get(element, 0.0)

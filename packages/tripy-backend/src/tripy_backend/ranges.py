@@ -246,7 +246,7 @@ class RangeProgram:
             self.programs[bucket] = (compile_one(module, why), [])
             return
         try:
-            module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims)
+            module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims, self._lowest_shapes(bucket))
         except SmallSize as e:
             if len(buckets) == 1:
                 raise
@@ -262,6 +262,14 @@ class RangeProgram:
             return
         why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
         self.programs[bucket] = (compile_one(module, why), out_dims)
+
+    def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
+        """The smallest shapes `bucket` holds: each variable at the size after the bound below its own."""
+        lows = []
+        for n, b in zip(self.names, bucket):
+            k = self.bounds[n].index(b)
+            lows.append(self.bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0])
+        return self.bucket_shapes(tuple(lows))
 
     # ---- saving the compiled code -----------------------------------------------------------------------
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:

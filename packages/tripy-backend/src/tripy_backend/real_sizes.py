@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from tripy_backend.constant_sizes import constant_element
+from tripy_backend.constant_sizes import constant_element, constant_of
 
 _ELEMENTWISE = {f"stablehlo.{n}" for n in (
     "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine count_leading_zeros divide "
@@ -42,12 +42,14 @@ class RealSizes:
     """The size of each dim of each value of one function, filled op by op (`visit`)."""
 
     def __init__(self, twin: Dict[Any, Any], unsupported: Callable[[str], Exception],
-                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "") -> None:
+                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "",
+                 input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> None:
         self.twin = twin  # value -> its run-time twin (see ``bounded._add_twins``)
         self.unsupported = unsupported
         # the bucket's bound of each dynamic input dim, and the custom_call target that reads its real size:
         # to find computed sizes that are the same for all real sizes (``constant_sizes``)
         self.input_bounds = input_bounds
+        self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
         self.marker = marker
         self.evaluated: Dict[Any, Any] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
@@ -185,7 +187,13 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """ceil((limit - start) / stride) along `d`, from the run-time start, limit and stride."""
     from jax.extend.mlir.dialects import stablehlo
 
-    start, limit, stride = (element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
+    vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
+    if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
+        static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds, s.marker,
+                             {}, s.input_lows)
+        if static is not None:
+            return static
+    start, limit, stride = (element(v, d) for v in vectors)
     extent = stablehlo.SubtractOp(limit, start).result
     one = _constant(1)
     rounded = stablehlo.AddOp(extent, stablehlo.SubtractOp(stride, one).result).result
