@@ -20,11 +20,12 @@ arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a st
    slice whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
-A window, sort, reverse, pad or indexed gather runs in a bounded program only if it does not read across a
-padded dim (``real_sizes.READS_ACROSS``): a convolution, pooling, pad, flip or top-k over the image or a
-static dim, with a dynamic batch, computes each real row from real rows only. Ops whose run-time *values*
-depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount, a window over a padded dim) raise
-`Unsupported`; the range then gets a static program per shape (see ``ranges``).
+A window, sort, reverse, pad or indexed gather that reads across a padded dim (``real_sizes.READS_ACROSS``)
+must not read the padding as data. Over a dim it only runs along (a batch) each real row reads real rows
+only. Over a padded image dim, ``masked_reads`` says which XLA masks itself (pooling, constant pads, flips) and
+rewrites the others (a convolution reads 0 in the padding; a gather's indices are clamped to the real size).
+Ops whose run-time *values* depend on sizes in ways no rule covers (a sort over a padded dim, a pad by a
+size-dependent amount) raise `Unsupported`; the range then gets a static program per shape (see ``ranges``).
 """
 
 from __future__ import annotations

@@ -304,9 +304,10 @@ _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
 
 # ---- the dims an op reads across ----------------------------------------------------------------------
 # A window, a sort, a reverse, a pad or an indexed gather reads across some dims of its operands: with one of
-# them padded, real results would read the padding (and sort corrupted memory on XLA:CPU). A bounded program
-# keeps such an op only if none of those dims is dynamic (``bounded``). A dim it only runs along, row by row (a
-# batch), stays padded: padding rows do not change real rows. Each function gives the (operand, dim) pairs.
+# them padded, real results could read the padding (and sort corrupted memory on XLA:CPU). ``masked_reads``
+# says which of them XLA masks itself and rewrites the others; a sort over a padded dim is refused. A dim an op
+# only runs along, row by row (a batch), stays padded: padding rows do not change real rows. Each function
+# gives the (operand, dim) pairs.
 def _conv_dims(op: Any) -> List[Tuple[int, int]]:
     from jax.extend.mlir.dialects import stablehlo
 
