@@ -109,6 +109,10 @@ FAMILIES = {
     **{f"pad {mode} (batch)": (lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode), *IMAGE,
                                lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=PADS[mode]))
        for mode in PADS},
+    **{f"pad {mode} (height and width)": (lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode),
+                                          *SQUARE, lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)),
+                                                                               mode=PADS[mode]))
+       for mode in PADS},
     **{f"resize {mode} (batch)": (lambda x, mode=mode: tp.resize(x, scales=(1, 1, 2, 2), mode=mode), *IMAGE,
                                   lambda x, mode=mode: resize_ref(x, mode, x.shape[:2] + (12, 12)))
        for mode in ("nearest", "linear", "cubic")},
@@ -234,6 +238,7 @@ def test_saved_programs_run_every_size_in_a_new_process_without_compiling(tmp_pa
     names = ["conv (batch)", "conv (height and width)", "conv_transpose (height and width)", "maxpool (batch)",
              "avgpool without the padding (height and width)", "resize linear (batch)",
              "resize cubic (height and width)", "pad reflect (batch)", "pad constant (height and width)",
+             "pad reflect (height and width)",
              "flip (batch)", "flip (height and width)", "take over the dynamic dim (indices clamped)",
              "strided slices over the dynamic dim", "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
              "flip, then a reshape merging a dynamic dim with the one before", "cumsum over the dynamic dim",
