@@ -265,6 +265,30 @@ def test_saved_programs_run_every_size_in_a_new_process_without_compiling(tmp_pa
             assert np.allclose(outputs[n], FAMILIES[name][3](x), rtol=1e-4, atol=1e-4), (name, n)
 
 
+def test_a_bucket_without_a_bounded_program_gets_a_bucket_per_size_saved_and_loaded(tmp_path, logged):
+    # x[:-5] of a bucket of 3..4 rows would have a padded dim of bound 1 that cannot say it is empty: sizes 3 and 4
+    # get buckets (static programs) of their own, compiled by tp.compile and saved; no call compiles, before or
+    # after Executable.load in a new process.
+    exe, text = logged(lambda: tp.compile(lambda x: (x * 2.0)[:-5], args=[tp.InputInfo(((1, 2, 8), 2), tp.float32)]))
+    assert "bucket 3/4 of the declared range: no bounded program (a size computed at run time is bounded by 0 or 1 " \
+           "here); each of its sizes gets a bucket of its own" in text
+    assert "(plan: x[0] <= 1, 2, 3, 4, 8;" in text
+    inputs = {str(n): rand(n, 2) for n in range(1, 9)}
+    before = tripy_backend.compilation_count()
+    for x in inputs.values():
+        assert np.array_equal(np.from_dlpack(exe(tp.Tensor(x))), (x * 2.0)[:-5]), len(x)
+    assert tripy_backend.compilation_count() == before
+    exe.save(str(tmp_path / "0.tpexe"))
+    np.savez(tmp_path / "0.npz", **inputs)
+    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_SWEEP, str(tmp_path), "1"], capture_output=True, text=True,
+                          env=dict(os.environ, TRIPY_CACHE_DIR=""), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "compilations: 0 0" in proc.stdout
+    outputs = np.load(tmp_path / "0.out.npz")
+    for n, x in inputs.items():
+        assert np.array_equal(outputs[n], (x * 2.0)[:-5]), n
+
+
 def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch, logged):
     monkeypatch.setattr(ranges, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
     # range 2..9: the largest bucket (9) holds one size and compiles statically; the bounded ones (e.g. 8, for 6..8)

@@ -62,8 +62,8 @@ class Unsupported(Exception):
 class SmallSize(Unsupported):
     """This bucket holds several shapes and a size in it has a bound of 0 or 1: a size computed at run time
     could be 0 where the bound is 1 (XLA takes no dynamic size-1 dims), or an input is empty while others
-    are padded (XLA's dynamic padder divides by its sizes). This bucket's shapes are compiled as they
-    come; other buckets are not affected."""
+    are padded (XLA's dynamic padder divides by its sizes). ``ranges`` gives each size of this bucket a
+    bucket of its own; other buckets are not affected."""
 
 
 def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]], dynamic_dims: Sequence[Tuple[int, int]],
