@@ -124,6 +124,7 @@ class RangeProgram:
 
     def _plan(self, cheap: bool, per_size: bool = False) -> None:
         self.per_size = per_size
+        self._small = []  # (buckets of an earlier plan)
         self.bounds = plan_sizes(self.variables) if per_size else plan_buckets(self.variables, cheap)
         # size -> bound, per variable: a call finds its bucket with one list index per variable (-1: none)
         self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
