@@ -11,6 +11,8 @@ lengths 1..1024.
 
     uv run python benchmarks/compile_once.py                   # MLP (every batch size 1..64), vision
     uv run python benchmarks/compile_once.py --gpt2 1 5 100    # GPT-2 small at these lengths too (slow)
+    uv run python benchmarks/compile_once.py --only "image side"   # the workloads with this in their names
+    uv run python benchmarks/compile_once.py --bounded         # bounded programs even for cheap programs
 """
 
 from __future__ import annotations
@@ -27,13 +29,19 @@ import numpy as np
 
 import tripy as tp
 import tripy_backend
+from tripy_backend import ranges
 from _harness import median_time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "gpt2"))
 
 
+ONLY: List[str] = []  # --only: the workloads whose names contain one of these
+
+
 def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, opt: int, hi: int,
             sizes: Sequence[int], make_input: Callable[[int], np.ndarray], repeats: int) -> None:
+    if ONLY and not any(word in name for word in ONLY):
+        return
     start = time.perf_counter()
     ranged = tp.compile(func, args=[info((lo, opt, hi))])
     range_compile = time.perf_counter() - start
@@ -126,10 +134,14 @@ def vision(rng: np.random.Generator, repeats: int) -> None:
             32, batches, images(3), repeats)
     compare("flip H and W (3x32x32), batch 1..32", lambda x: tp.flip(x, dim=(2, 3)), batch(3), 1, 4, 32, batches,
             images(3), repeats)
-    compare("conv 3x3 (3 -> 16), image side 16..32", conv3, side, 16, 24, 32, [16, 19, 23, 24, 28, 32], square,
-            repeats)
-    compare("flip H and W, image side 16..32", lambda x: tp.flip(x, dim=(2, 3)), side, 16, 24, 32,
-            [16, 19, 23, 24, 28, 32], square, repeats)
+    sides = [16, 19, 23, 24, 28, 32]
+    for name, func in (("conv 3x3 (3 -> 16)", conv3), ("maxpool 2x2", lambda x: tp.maxpool(x, (2, 2), (2, 2))),
+                       ("avgpool 3x3, padded", lambda x: tp.avgpool(x, (3, 3), (1, 1), ((1, 1), (1, 1)))),
+                       ("pad 2 (constant)", lambda x: tp.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)))),
+                       ("resize linear x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2))),
+                       ("resize nearest x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2), mode="nearest")),
+                       ("flip H and W", lambda x: tp.flip(x, dim=(2, 3)))):
+        compare(f"{name}, image side 16..32", func, side, 16, 24, 32, sides, square, repeats)
     compare("topk (k=4) over a dynamic dim 8..64", lambda x: tp.topk(x, 4, dim=1)[0],
             lambda n: tp.InputInfo((16, n), tp.float32), 8, 16, 64, [8, 13, 16, 30, 47, 64],
             lambda n: rng.standard_normal((16, n)).astype(np.float32), repeats)
@@ -139,7 +151,13 @@ def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpt2", type=int, nargs="*", help="also GPT-2 small at these sequence lengths")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--only", nargs="*", default=[], help="only the workloads whose names contain one of these")
+    parser.add_argument("--bounded", action="store_true",
+                        help="bounded programs only: no static programs for the sizes nearest opt, cheap or not")
     args = parser.parse_args(list(argv) or None)
+    ONLY[:] = args.only
+    if args.bounded:
+        ranges.EXACT_SIZES = 0
     rng = np.random.default_rng(0)
 
     mlp = MLP()

@@ -231,11 +231,13 @@ def test_sizes_of_zero_and_one_in_every_bucket(func, reference, lo, hi):
     # Found by the differential fuzz: a padded dim of bound 1 cannot say that it is empty, so such
     # buckets are compiled per shape (and size 0 gets its own bound); results must match at every size.
     exe = tp.compile(func, args=[tp.InputInfo(((lo, lo + 1, hi), 2), tp.float32)])
+    before = tripy_backend.compilation_count()
     for n in range(lo, hi + 1):
         x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
         got = np.from_dlpack(exe(tp.Tensor(x)))
         want = reference(x)
         assert got.shape == want.shape and np.allclose(got, want), n
+    assert tripy_backend.compilation_count() == before  # (such a bucket's sizes get buckets of their own)
 
 
 def test_an_empty_range_start_runs_empty():

@@ -20,18 +20,19 @@ arithmetic on ``get_dimension_size``) into such a program for one *bucket* (a st
    slice whose start depends on a size becomes a ``dynamic_slice`` at the run-time start.
    XLA writes a dynamic output compactly at the start of its padded buffer.
 
-A window, sort, reverse, pad or indexed gather runs in a bounded program only if it does not read across a
-padded dim (``real_sizes.READS_ACROSS``): a convolution, pooling, pad, flip or top-k over the image or a
-static dim, with a dynamic batch, computes each real row from real rows only. Ops whose run-time *values*
-depend on sizes in ways XLA cannot mask (a pad by a size-dependent amount, a window over a padded dim) raise
-`Unsupported`; the range then gets a static program per shape (see ``ranges``).
+A window, sort, reverse, pad or indexed gather that reads across a padded dim (``real_sizes.READS_ACROSS``)
+must not read the padding as data. Over a dim it only runs along (a batch) each real row reads real rows
+only. Over a padded image dim, ``masked_reads`` says which XLA masks itself (pooling, constant pads, flips) and
+rewrites the others (a convolution reads 0 in the padding; a gather's indices are clamped to the real size).
+Ops whose run-time *values* depend on sizes in ways no rule covers (a sort over a padded dim, a pad by a
+size-dependent amount) raise `Unsupported`; the range then gets a static program per shape (see ``ranges``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tripy_backend import _xla
+from tripy_backend import _xla, masked_reads
 from tripy_backend.real_sizes import READS_ACROSS, RealSizes, element, gather_operand_dim
 import tripy_flatir.ops as flat_ops
 from tripy_flatir.mlir_utils import bytecode, context, main_function
@@ -64,17 +65,18 @@ class Unsupported(Exception):
 class SmallSize(Unsupported):
     """This bucket holds several shapes and a size in it has a bound of 0 or 1: a size computed at run time
     could be 0 where the bound is 1 (XLA takes no dynamic size-1 dims), or an input is empty while others
-    are padded (XLA's dynamic padder divides by its sizes). This bucket's shapes are compiled as they
-    come; other buckets are not affected."""
+    are padded (XLA's dynamic padder divides by its sizes). ``ranges`` gives each size of this bucket a
+    bucket of its own; other buckets are not affected."""
 
 
-def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
-                 dynamic_dims: Sequence[Tuple[int, int]]) -> Tuple[bytes, List[List[int]]]:
+def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]], dynamic_dims: Sequence[Tuple[int, int]],
+                 lows: Optional[Sequence[Tuple[int, ...]]] = None) -> Tuple[bytes, List[List[int]]]:
     """The bounded program for `bucket` (a static shape per argument: the bounds of its dynamic dims) and
     the dynamic dims of each output. `dynamic_dims` lists the (argument, dim) pairs that are dynamic, in
     the order their real sizes are passed (as ``i32`` scalars after the arguments). The bucket holds
-    several shapes (a bucket of one shape is an ordinary static program, see ``ranges``). Raises `SmallSize`
-    if a computed size has a bound of 0 or 1."""
+    several shapes (a bucket of one shape is an ordinary static program, see ``ranges``); `lows`, its smallest
+    shapes (sizes computed from the input sizes that are the same for all the bucket's shapes are static).
+    Raises `SmallSize` if a computed size has a bound of 0 or 1."""
     from jax.extend.mlir import ir
 
     if any(bucket[i][d] == 0 for i, d in dynamic_dims):
@@ -83,7 +85,8 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
         fn = _main(module)
-        out_dims = _add_twins(fn, {(a, d): bucket[a][d] for a, d in dynamic_dims})
+        out_dims = _add_twins(fn, {(a, d): bucket[a][d] for a, d in dynamic_dims},
+                              {(a, d): lows[a][d] for a, d in dynamic_dims} if lows else None)
         block = fn.regions[0].blocks[0]
         for arg, shape in zip(block.arguments, bucket):
             arg.set_type(ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type))
@@ -102,15 +105,16 @@ def bound_module(module_bytes: bytes, bucket: Sequence[Tuple[int, ...]],
 
 
 # ---- step 1: run-time twins ----------------------------------------------------------------------------
-def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int]) -> List[List[int]]:
+def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int],
+               input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> List[List[int]]:
     """Clone the dim-value computations onto run-time sizes; mark the ops whose results need their real
     sizes; return each output's real sizes (``real_sizes``) as one more output. Returns the dynamic dims of
-    each output. `input_bounds`: the bucket's bound of each dynamic input dim."""
+    each output. `input_bounds`, `input_lows`: the bucket's bound and smallest size of each dynamic input dim."""
     from jax.extend.mlir import ir
 
     block = fn.regions[0].blocks[0]
     twin: Dict[Any, Any] = {}
-    sizes = RealSizes(twin, Unsupported, input_bounds, _DIM_MARKER)
+    sizes = RealSizes(twin, Unsupported, input_bounds, _DIM_MARKER, input_lows)
     checks: List[Any] = []  # i1 scalars: whether the input shapes fit the program's shape arithmetic
     ops = list(block.operations)
     with ir.InsertionPoint(ops[0]):
@@ -121,9 +125,8 @@ def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int]) -> List[List[i
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name in _UNSUPPORTED:
             raise Unsupported(f"{name} is not supported with bounded dims")
-        if name in READS_ACROSS and any(not isinstance(sizes.of(op.operands[i])[d], int)
-                                        for i, d in READS_ACROSS[name](op)):
-            raise Unsupported(f"{name} over a dynamic dim is not supported with bounded dims")
+        if name in READS_ACROSS:
+            masked_reads.mark_reads(op, name, sizes, Unsupported)
         if name == "func.return":
             return _return_sizes(op, twin, sizes, checks)
         with after:
@@ -334,21 +337,55 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
                     value = _set_size(value, size, d)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
+        elif name == "stablehlo.optimization_barrier" and masked_reads.MASK in op.attributes:
+            with after:
+                value = masked_reads.lower(op)
+            op.results[0].replace_all_uses_with(value)
+            op.operation.erase()
         elif name == "stablehlo.optimization_barrier" and _SLICE in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[_SLICE]))
             result, source, start, limit, strides = op.operands
             check_bounds(result, dims)
             with after:
-                if not _all_ones(strides):
-                    raise Unsupported("a slice with a step whose bounds depend on the input shapes")
-                rank = len(ir.RankedTensorType(source.type).shape)
-                starts = [_element(start, d) for d in range(rank)]
-                value = stablehlo.DynamicSliceOp(source, starts, ir.DenseI64ArrayAttr.get(
-                    list(ir.RankedTensorType(result.type).shape))).result
-                for d in dims:
-                    value = _set_size(value, stablehlo.SubtractOp(_element(limit, d), starts[d]).result, d)
+                value = _lower_slice(result, source, start, limit, strides, dims)
             op.results[0].replace_all_uses_with(value)
             op.operation.erase()
+
+
+def _lower_slice(result: Any, source: Any, start: Any, limit: Any, strides: Any, dims: List[int]) -> Any:
+    """A slice whose start or limit depends on the input sizes (a marked ``real_dynamic_slice``, see `_twin_op`):
+    a ``dynamic_slice`` at its run-time start, its real sizes set along `dims`. With steps (constant ones), the
+    span the steps cover is cut from the source (made static along each dim it cuts, padded so that no start
+    is clamped: XLA cannot cut a dynamic dim at a run-time start), then taken every step."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    shape, src_shape = list(ir.RankedTensorType(result.type).shape), list(ir.RankedTensorType(source.type).shape)
+    rank = len(src_shape)
+    starts = [_element(start, d) for d in range(rank)]
+    steps = _constant_ints(strides, rank)
+    if steps is None or min(steps) < 1:
+        raise Unsupported("a slice with a run-time step whose bounds depend on the input shapes")
+    if all(k == 1 for k in steps):
+        value = stablehlo.DynamicSliceOp(source, starts, ir.DenseI64ArrayAttr.get(shape)).result
+    else:
+        span = [(n - 1) * k + 1 for n, k in zip(shape, steps)]
+        cut = [d for d in range(rank) if span[d] < src_shape[d] or d in dims]
+        whole = masked_reads.static_buffer(source, cut)
+        zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+            ir.RankedTensorType.get([], ir.RankedTensorType(source.type).element_type),
+            masked_reads.zero_attr(ir.RankedTensorType(source.type).element_type))).result
+        padded = stablehlo.PadOp(whole, zero, ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(
+            [span[d] if d in cut else 0 for d in range(rank)]), ir.DenseI64ArrayAttr.get([0] * rank)).result
+        value = stablehlo.DynamicSliceOp(padded, starts, ir.DenseI64ArrayAttr.get(span)).result
+        value = stablehlo.SliceOp(value, ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(span),
+                                  ir.DenseI64ArrayAttr.get(steps)).result
+    for d in dims:  # ceil((limit - start) / step)
+        extent = stablehlo.SubtractOp(_element(limit, d), starts[d]).result
+        if steps[d] != 1:
+            extent = stablehlo.DivOp(stablehlo.AddOp(extent, _i32(steps[d] - 1)).result, _i32(steps[d])).result
+        value = _set_size(value, extent, d)
+    return value
 
 
 def _reshape_real_rows(marker: Any, value: Any, dims: List[int]) -> Any:
@@ -590,11 +627,21 @@ def _dynamic(value: Any, dim: int) -> bool:
     return bool(ir.RankedTensorType(value.type).shape[dim] < 0)
 
 
-def _all_ones(strides: Any) -> bool:
+def _constant_ints(vector: Any, rank: int) -> Optional[List[int]]:
+    """The `rank` integers of a constant vector (a splat too), or None if it is computed at run time."""
     from jax.extend.mlir import ir
 
-    owner = strides.owner
-    if owner.name != "stablehlo.constant":
-        return False
+    owner = getattr(vector.owner, "operation", vector.owner)
+    if not isinstance(owner, ir.Operation) or owner.name != "stablehlo.constant":
+        return None
     values = ir.DenseIntElementsAttr(owner.attributes["value"])
-    return all(int(values[i]) == 1 for i in range(len(values)))
+    return [int(values[0] if values.is_splat else values[i]) for i in range(rank)]
+
+
+def _i32(k: int) -> Any:
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    i32 = ir.IntegerType.get_signless(32)
+    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i32),
+                                                               ir.IntegerAttr.get(i32, k))).result

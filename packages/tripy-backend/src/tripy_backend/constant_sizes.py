@@ -13,7 +13,7 @@ the same for each is static.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -28,21 +28,31 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
 
 
 def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str,
-                     memo: Dict[Any, Any]) -> Optional[int]:
+                     memo: Dict[Any, Any], lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
     """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
-    dims' bounds: `input_bounds`, by (argument, dim); a run-time read of one is a custom_call to `marker`),
-    else None. `memo` keeps the values evaluated so far (one per program and bucket)."""
+    dims' bounds: `input_bounds`, by (argument, dim), and their smallest sizes `lows`, 1 if not given; a
+    run-time read of one is a custom_call to `marker`), else None. `memo` keeps the values evaluated so far
+    (one per program and bucket)."""
+    return constant_of([(vector, i)], lambda x: x, input_bounds, marker, memo, lows)
+
+
+def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any],
+                input_bounds: Dict[Tuple[int, int], int], marker: str, memo: Dict[Any, Any],
+                lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
+    """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
+    for every combination of real sizes) if it is the same for all of them, else None (see
+    `constant_element`)."""
     keys = sorted(input_bounds)
-    count = int(np.prod([input_bounds[k] for k in keys])) if keys else 1
-    if count > MAX_COMBINATIONS or any(input_bounds[k] < 1 for k in keys):
+    sizes = [range(max(1, (lows or {}).get(k, 1)), input_bounds[k] + 1) for k in keys]
+    count = int(np.prod([len(r) for r in sizes])) if keys else 1
+    if count > MAX_COMBINATIONS or any(len(r) < 1 for r in sizes):
         return None
-    grid = np.array(list(itertools.product(*[range(1, input_bounds[k] + 1) for k in keys])), np.int64)
+    grid = np.array(list(itertools.product(*sizes)), np.int64)
     env = {k: grid[:, n] for n, k in enumerate(keys)} if keys else {}
     try:
-        values = _evaluate(vector, env, marker, memo, count)
+        values = combine(*(_evaluate(vector, env, marker, memo, count)[i] for vector, i in elements))
     except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
         return None
-    values = values[i]
     return int(values[0]) if np.all(values == values[0]) else None
 
 

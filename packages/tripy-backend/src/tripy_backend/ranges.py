@@ -114,6 +114,7 @@ class RangeProgram:
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
         self.names = list(self.variables)
         self.per_size = False  # one static program per shape (a program bounded dims cannot express)
+        self._small: List[Tuple[int, ...]] = []  # buckets without a bounded program, to split (see `_split`)
         self.loaded = False  # the plan was loaded (`deserialize`): compiling the programs left to compile keeps it
         self._plan(cheap=False)
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
@@ -123,6 +124,7 @@ class RangeProgram:
 
     def _plan(self, cheap: bool, per_size: bool = False) -> None:
         self.per_size = per_size
+        self._small = []  # (buckets of an earlier plan)
         self.bounds = plan_sizes(self.variables) if per_size else plan_buckets(self.variables, cheap)
         # size -> bound, per variable: a call finds its bucket with one list index per variable (-1: none)
         self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
@@ -151,8 +153,8 @@ class RangeProgram:
         compiles a static module, `specialize(shapes)` is the module for exactly `shapes`. The largest
         bucket is compiled first; if it is cheap, the plan gains exact buckets; if bounded dims cannot
         express the program, the plan becomes one static program per shape (`plan_sizes`). A bucket whose
-        program would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is left out: its shapes
-        compile as they come."""
+        program would need a computed size of 0 or 1 (see ``bounded.SmallSize``) is split: each of its sizes
+        gets a bucket of its own (`_split`), compiled now too."""
         start = time.perf_counter()
         with logger.progress(f"{what}: the programs of the declared range", len(self.buckets())) as progress:
             if not self.per_size:  # (a per-size plan here: loaded, with programs XLA could not save)
@@ -169,6 +171,10 @@ class RangeProgram:
                 opt = tuple(self.variables[n][1] for n in self.names)
                 if opt not in self.programs:  # (a program that does not compile at all fails here, once)
                     self._compile_bucket(opt, compile_one, specialize, what)
+                self._compile_rest(compile_one, specialize, what, progress)
+            while self._small:
+                self._split(self._small)
+                self._small = []
                 self._compile_rest(compile_one, specialize, what, progress)
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
@@ -206,6 +212,18 @@ class RangeProgram:
         with ThreadPoolExecutor(max(1, min(len(rest), os.cpu_count() or 1, 8))) as pool:
             for future in [pool.submit(compile_bucket, b) for b in rest]:
                 future.result()
+
+    def _split(self, buckets: Sequence[Tuple[int, ...]]) -> None:
+        """Give each size in `buckets` (buckets without a bounded program, see ``bounded.SmallSize``) a bucket of
+        its own: its bound joins the plan's bounds. A program made for a bucket that is now exact (one size) is
+        bounded: it is dropped, to be compiled again as a static program."""
+        for bucket in buckets:
+            for n, b in zip(self.names, bucket):
+                k = self.bounds[n].index(b)
+                low = self.bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0]
+                self.bounds[n] = sorted(set(self.bounds[n]) | set(range(low, b)))
+        self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], self.per_size) for n in self.names}
+        self.programs = {b: p for b, p in self.programs.items() if self.exact(b) == (not p[1])}
 
     def plan_text(self) -> str:
         """The bucket plan, as the compile log names it: each variable's bounds, or its sizes with a static
@@ -246,11 +264,13 @@ class RangeProgram:
             self.programs[bucket] = (compile_one(module, why), [])
             return
         try:
-            module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims)
+            module, out_dims = bound_module(self.module_bytes, shapes, self.dynamic_dims, self._lowest_shapes(bucket))
         except SmallSize as e:
             if len(buckets) == 1:
                 raise
-            logger.log(f"[compile] {what}: {where} left out ({e}); its shapes compile at their first call", "compile")
+            logger.log(f"[compile] {what}: {where}: no bounded program ({e}); each of its sizes gets a bucket of "
+                       "its own", "compile")
+            self._small.append(bucket)
             return
         except Unsupported:
             raise
@@ -262,6 +282,14 @@ class RangeProgram:
             return
         why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
         self.programs[bucket] = (compile_one(module, why), out_dims)
+
+    def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
+        """The smallest shapes `bucket` holds: each variable at the size after the bound below its own."""
+        lows = []
+        for n, b in zip(self.names, bucket):
+            k = self.bounds[n].index(b)
+            lows.append(self.bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0])
+        return self.bucket_shapes(tuple(lows))
 
     # ---- saving the compiled code -----------------------------------------------------------------------
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
@@ -287,6 +315,9 @@ class RangeProgram:
         static = {tuple(b) for b, out_dims, _ in saved if not out_dims}
         for cheap, per_size in ((False, True), (False, False), (True, False)):
             self._plan(cheap, per_size)
+            for i, n in enumerate(self.names):  # (sizes that got buckets of their own, see `_split`)
+                self.bounds[n] = sorted(set(self.bounds[n]) | {b[i] for b in saved_buckets})
+            self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
             if saved_buckets <= set(self.buckets()) and all(self.exact(b) == (b in static) for b in saved_buckets):
                 break
         else:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from tripy_backend.constant_sizes import constant_element
+from tripy_backend.constant_sizes import constant_element, constant_of
 
 _ELEMENTWISE = {f"stablehlo.{n}" for n in (
     "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine count_leading_zeros divide "
@@ -42,12 +42,14 @@ class RealSizes:
     """The size of each dim of each value of one function, filled op by op (`visit`)."""
 
     def __init__(self, twin: Dict[Any, Any], unsupported: Callable[[str], Exception],
-                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "") -> None:
+                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "",
+                 input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> None:
         self.twin = twin  # value -> its run-time twin (see ``bounded._add_twins``)
         self.unsupported = unsupported
         # the bucket's bound of each dynamic input dim, and the custom_call target that reads its real size:
         # to find computed sizes that are the same for all real sizes (``constant_sizes``)
         self.input_bounds = input_bounds
+        self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
         self.marker = marker
         self.evaluated: Dict[Any, Any] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
@@ -185,7 +187,13 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """ceil((limit - start) / stride) along `d`, from the run-time start, limit and stride."""
     from jax.extend.mlir.dialects import stablehlo
 
-    start, limit, stride = (element(s.twin.get(op.operands[k], op.operands[k]), d) for k in (1, 2, 3))
+    vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
+    if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
+        static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds, s.marker,
+                             {}, s.input_lows)
+        if static is not None and static > 0:  # (an empty slice of a padded source crashes XLA on jaxlib 0.6)
+            return static
+    start, limit, stride = (element(v, d) for v in vectors)
     extent = stablehlo.SubtractOp(limit, start).result
     one = _constant(1)
     rounded = stablehlo.AddOp(extent, stablehlo.SubtractOp(stride, one).result).result
@@ -193,8 +201,8 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 
 def _convolution(s: RealSizes, op: Any, i: int, d: int) -> Size:
-    """The batch has the input's size, the features the kernel's; a spatial dim is read across (see
-    `READS_ACROSS`): its size is not needed."""
+    """The batch has the input's size, the features the kernel's, a spatial dim the window's output size
+    (the kernel's spatial sizes are static: ``masked_reads``)."""
     from jax.extend.mlir.dialects import stablehlo
 
     dn = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
@@ -202,15 +210,64 @@ def _convolution(s: RealSizes, op: Any, i: int, d: int) -> Size:
         return s.of(op.operands[0])[dn.input_batch_dimension]
     if d == dn.output_feature_dimension:
         return s.of(op.operands[1])[dn.kernel_output_feature_dimension]
-    return Unknown(op.name)
+    if d not in dn.output_spatial_dimensions:
+        return Unknown(op.name)
+    j = list(dn.output_spatial_dimensions).index(d)
+    window = ir_shape(op.operands[1])[dn.kernel_spatial_dimensions[j]]
+    if window < 0:
+        return Unknown(op.name)
+    n = s.of(op.operands[0])[dn.input_spatial_dimensions[j]]
+    return _window_size(n, window, *(_attr(op, name, j, 1) for name in ("window_strides", "lhs_dilation",
+                                                                         "rhs_dilation")), *_attr(op, "padding", j, 0, pair=True))
 
 
 def _along(s: RealSizes, op: Any, i: int, d: int) -> Size:
-    """reduce_window, pad, reverse, sort: a dim the op does not read across has its operand's size."""
+    """reduce_window, pad, reverse, sort: a dim the op does not read across has its operand's size; one it reads
+    across has the window's output size, the padded size, or (reverse) its own size. A sort's is unknown."""
     operand = op.operands[i] if op.name in ("stablehlo.sort", "stablehlo.reduce_window") else op.operands[0]
-    if any(k == d for _, k in READS_ACROSS[op.name](op)):
-        return Unknown(op.name)
-    return s.of(operand)[d]
+    n = s.of(operand)[d]
+    if not any(k == d for _, k in READS_ACROSS[op.name](op)) or op.name == "stablehlo.reverse":
+        return n
+    if op.name == "stablehlo.pad":
+        low, high, interior = (_ints(op, name)[d] for name in ("edge_padding_low", "edge_padding_high",
+                                                                "interior_padding"))
+        return _affine(n, 1 + interior, low + high - interior)
+    if op.name == "stablehlo.reduce_window":
+        window = _dense(op.attributes["window_dimensions"])[d]
+        return _window_size(n, window, *(_attr(op, name, d, 1) for name in (
+            "window_strides", "base_dilations", "window_dilations")), *_attr(op, "padding", d, 0, pair=True))
+    return Unknown(op.name)
+
+
+def _attr(op: Any, name: str, d: int, default: int, pair: bool = False) -> Any:
+    """Element `d` of an optional window attribute (a (low, high) pair of `padding` if `pair`)."""
+    if name not in op.attributes:
+        return (default, default) if pair else default
+    values = _dense(op.attributes[name])
+    return (values[2 * d], values[2 * d + 1]) if pair else values[d]
+
+
+def _window_size(n: Size, window: int, stride: int, base_dilation: int, window_dilation: int, low: int,
+                 high: int) -> Size:
+    """The output size of a window over `n` elements: ``((n - 1) * base_dilation + 1 + low + high - span) //
+    stride + 1``, ``span`` the dilated window."""
+    span = (window - 1) * window_dilation + 1
+    return _affine(n, base_dilation, 1 - base_dilation + low + high - span, stride, 1)
+
+
+def _affine(n: Size, multiplier: int, addend: int, divisor: int = 1, plus: int = 0) -> Size:
+    """``(n * multiplier + addend) // divisor + plus`` on a size (``i32`` ops for a run-time one)."""
+    from jax.extend.mlir.dialects import stablehlo
+
+    if isinstance(n, Unknown):
+        return n
+    if isinstance(n, int):
+        return (n * multiplier + addend) // divisor + plus
+    for op, k in ((stablehlo.MulOp, multiplier), (stablehlo.AddOp, addend), (stablehlo.DivOp, divisor),
+                  (stablehlo.AddOp, plus)):
+        if k != (1 if op in (stablehlo.MulOp, stablehlo.DivOp) else 0):
+            n = op(n, _constant(k)).result
+    return n
 
 
 def _dynamic_gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
@@ -247,9 +304,10 @@ _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
 
 # ---- the dims an op reads across ----------------------------------------------------------------------
 # A window, a sort, a reverse, a pad or an indexed gather reads across some dims of its operands: with one of
-# them padded, real results would read the padding (and sort corrupted memory on XLA:CPU). A bounded program
-# keeps such an op only if none of those dims is dynamic (``bounded``). A dim it only runs along, row by row (a
-# batch), stays padded: padding rows do not change real rows. Each function gives the (operand, dim) pairs.
+# them padded, real results could read the padding (and sort corrupted memory on XLA:CPU). ``masked_reads``
+# says which of them XLA masks itself and rewrites the others; a sort over a padded dim is refused. A dim an op
+# only runs along, row by row (a batch), stays padded: padding rows do not change real rows. Each function
+# gives the (operand, dim) pairs.
 def _conv_dims(op: Any) -> List[Tuple[int, int]]:
     from jax.extend.mlir.dialects import stablehlo
 
@@ -293,7 +351,7 @@ def _gather_dims(op: Any) -> List[Tuple[int, int]]:
 READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
     "stablehlo.convolution": _conv_dims, "stablehlo.reduce_window": _window_dims, "stablehlo.pad": _pad_dims,
     "stablehlo.reverse": lambda op: [(0, d) for d in _ints(op, "dimensions")], "stablehlo.sort": _sort_dims,
-    "stablehlo.dynamic_gather": _gather_dims,
+    "stablehlo.dynamic_gather": _gather_dims, "stablehlo.gather": _gather_dims,
 }
 
 

@@ -12,6 +12,11 @@ from tripy_frontend.ops.concatenate import concatenate
 from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import DimensionSize, Tensor, static_value
 from tripy_frontend.ops.gather import gather
+from tripy_frontend.ops.abs import abs
+from tripy_frontend.ops.arange import arange
+from tripy_frontend.ops.maximum import maximum
+from tripy_frontend.ops.minimum import minimum
+from tripy_frontend.ops.where import where
 
 
 @public_api(document_under="ops_shape",
@@ -28,7 +33,9 @@ def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
         mode: ``"constant"`` (fill with `value`), or, as PyTorch's ``pad`` names them, ``"reflect"`` (mirror
             the elements next to the edge, without repeating it: ``[1, 2, 3]`` padded by 2 before is
             ``[3, 2, 1, 2, 3]``), ``"replicate"`` (repeat the edge element) or ``"circular"`` (wrap around).
-            The other modes need static sizes and non-negative amounts.
+            The other modes need static, non-negative amounts; over a dim whose size is only known at run
+            time (a compiled range), ``"reflect"`` needs a size larger than each amount and ``"circular"``
+            one at least as large (as in PyTorch); a size out of that range gives undefined values there.
         value: The value of the added elements (``"constant"`` only).
 
     .. code-block:: python
@@ -77,11 +84,13 @@ def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) ->
     for d, (lo, hi) in enumerate(zip(low, high)):
         if lo == 0 and hi == 0:
             continue
-        if lo is None or hi is None or shape[d] < 0 or lo < 0 or hi < 0:
-            raise_error(f"{what}: mode={mode!r} needs static, non-negative padding amounts and static sizes, but "
-                        f"dim {d} has size {'unknown' if shape[d] < 0 else shape[d]} and padding "
+        if lo is None or hi is None or lo < 0 or hi < 0:
+            raise_error(f"{what}: mode={mode!r} needs static, non-negative padding amounts, but dim {d} has padding "
                         f"({'?' if lo is None else lo}, {'?' if hi is None else hi}).", _stack.capture())
         n = shape[d]
+        if n < 0:  # (a size known at run time only: the positions are computed in the program)
+            out = gather(out, d, _run_time_positions(input.shape[d], lo, hi, mode))
+            continue
         if n == 0 or (mode == "reflect" and max(lo, hi) >= n):
             raise_error(f"{what}: mode={mode!r} cannot pad dim {d} of size {n} by ({lo}, {hi}).", _stack.capture(),
                         ["'reflect' padding must be smaller than the size of the dim (as in PyTorch); "
@@ -89,6 +98,19 @@ def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) ->
         index = np.pad(np.arange(n, dtype=np.int32), (lo, hi), mode=_INDEX_MODES[mode])  # type: ignore[call-overload]
         out = gather(out, d, constant(index, dtypes.int32, input.device))
     return out
+
+
+def _run_time_positions(n: Any, lo: int, hi: int, mode: str) -> Tensor:
+    """The positions `_pad_from_input` gathers along a dim of run-time size `n` (a DimensionSize), as NumPy pads
+    ``arange(n)`` by ``(lo, hi)`` in `mode`, for the sizes that mode takes (``n > max(lo, hi)`` to reflect,
+    ``n >= max(lo, hi)`` to wrap around): ``j = i - lo`` clamped, mirrored or wrapped into ``[0, n)``."""
+    j = arange(n + (lo + hi), dtype=dtypes.int32) - lo
+    last = n - 1
+    if mode == "replicate":
+        return minimum(maximum(j, 0), last)
+    if mode == "reflect":
+        return last - abs(last - abs(j))
+    return where(j < 0, j + n, where(j > last, j - n, j))
 
 
 def _amounts(values: List[Any], what: str) -> Any:

@@ -84,8 +84,9 @@ class Resize(BaseTraceOp):
         arith = Arith(x.device)
         in_sizes: List[Value] = [n if n != DYNAMIC else lowering.dim_size(x, d) for d, n in enumerate(x.shape)]
         out_sizes = [self._out_size(inputs, d, in_sizes[d], arith) for d in range(x.rank)]
-        dims = [d for d in range(x.rank) if not (arith.is_static(in_sizes[d]) and arith.is_static(out_sizes[d])
-                                                  and in_sizes[d] == out_sizes[d])]
+        # (a dim of scale 1 keeps its size, dynamic or not: no resampling of a dynamic batch)
+        dims = [d for d in range(x.rank) if not (out_sizes[d] is in_sizes[d] or (
+            arith.is_static(in_sizes[d]) and arith.is_static(out_sizes[d]) and in_sizes[d] == out_sizes[d]))]
         if not dims:
             lowering.reshape(x, out.shape, None if out.is_static else lowering.shape_of(x), out=out)
             return
@@ -105,6 +106,8 @@ class Resize(BaseTraceOp):
         x = inputs[0]
         if self.scales is not None:
             f = scale_fraction(self.scales[d])
+            if f == 1:
+                return in_size
             return arith.floordiv(arith.mul(in_size, f.numerator), f.denominator)
         if self.shape[d] != DYNAMIC:
             return self.shape[d]
