@@ -190,6 +190,17 @@ def has_classic_cpu_runtime() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def matrix_vector_reads_stored_weight() -> bool:
+    """Whether XLA:CPU's one-row product ``x @ W^T`` reads an ``[out, in]`` weight as stored, at the speed of an
+    ``[in, out]`` one. jaxlib 0.6-0.10 do (768x3072 float32, jax.jit, 2-core VM: 0.10.2 147 us against 118 us);
+    jaxlib 0.12 copies the weight transposed on every call (1,577 us against 131 us; int8 dequantized in the
+    product, 1,435 us). 0.11 was not measured: it is taken as 0.12."""
+    import jaxlib
+
+    return _version(jaxlib.__version__) < (0, 11)
+
+
+@functools.lru_cache(maxsize=None)
 def accepts_cpu_option(name: str, value: str) -> bool:
     """Whether XLA:CPU takes the compile option `name` = `value` (options come and go between jaxlibs:
     ``xla_cpu_experimental_ynn_fusion_type`` is in 0.10, not in 0.6). One tiny compile, once per process."""

@@ -51,13 +51,18 @@ as fast: a one-row product on the thunk runtime (isolated, above), or a product 
 ``[in, out]`` copy: XLA would otherwise copy the weight transposed on every call (8x slower for a 2-row product
 of a 768x3072 weight).
 
+On jaxlib 0.11 and later a one-row product copies an ``[out, in]`` weight transposed on every call
+(``_xla.matrix_vector_reads_stored_weight``; 768x3072, jaxlib 0.12: 1.6 ms instead of 0.13 ms, and a GPT-2 small
+decoding step 124 ms instead of ~30): there one-row products get the ``[in, out]`` copy too.
+
 **Narrow weights** (``widens_weight_in_loop``): a weight stored narrower than the product's type (int8 with
 per-channel scales, as ``tp.Linear(..., quant_dtype=tp.int8)`` dequantizes it; bfloat16 cast to float32) is
 read as stored by a one-row product on the thunk runtime: XLA fuses the widening into the product's loop, so the
 product streams 1 or 2 bytes per weight instead of 4 (24 ``[3072, 768]`` matrix-vector products, jaxlib 0.10.2,
 2-core VM: float32 10.2 ms, int8 4.3 ms, bfloat16 5.6 ms). Products of several rows make the float32 weight
 first, on every call (1.6x slower than float32 for 16 rows of a 768x3072 weight): there ``tp.compile``
-evaluates the float32 weight once, at the memory cost of a float32 copy.
+evaluates the float32 weight once, at the memory cost of a float32 copy. Where one-row products copy their
+weight (jaxlib 0.11 and later, above) they get the float32 ``[in, out]`` copy as well.
 """
 
 from __future__ import annotations
@@ -132,13 +137,14 @@ def keeps_transposed_weight(rows: int, weight_elements: int, program_runtime: st
     docstring)."""
     if weight_elements < ISOLATE_ELEMENTS:
         return False
-    return (rows == 1 and program_runtime == "thunk") or rows >= MANY_ROWS
+    return (rows == 1 and program_runtime == "thunk" and _xla.matrix_vector_reads_stored_weight()) or rows >= MANY_ROWS
 
 
 def widens_weight_in_loop(rows: int, weight_elements: int, program_runtime: str) -> bool:
     """Whether a product with `rows` rows (-1: not static) reads a narrow stored weight (of `weight_elements`)
     and widens it in its own loop, instead of a float copy made once (see the module docstring)."""
-    return rows == 1 and program_runtime == "thunk" and weight_elements >= ISOLATE_ELEMENTS
+    return (rows == 1 and program_runtime == "thunk" and weight_elements >= ISOLATE_ELEMENTS
+            and _xla.matrix_vector_reads_stored_weight())
 
 
 def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic",
