@@ -11,6 +11,8 @@ DOCS = ROOT / "docs"
 PAGES = sorted(p for p in list(DOCS.rglob("*.rst")) + list(DOCS.rglob("*.md")) if "reference" not in p.parts)
 # `tripy_backend/program.py`, `compiler/fast_call.py`, `tests/install/test_wheels.py`, `examples/gpt2/model.py`
 PATH = re.compile(r"`+([A-Za-z0-9_./-]+\.py)\b")
+# The files the architecture guide's "Adding an op" walkthrough shows how to write (tests/test_add_an_op.py runs them).
+WALKTHROUGH = {"packages/tripy-flatir/src/tripy_flatir/ops/cbrt.py", "packages/tripy-frontend/src/tripy_frontend/ops/cbrt.py"}
 
 
 def _exists(name: str) -> bool:
@@ -24,5 +26,5 @@ def _exists(name: str) -> bool:
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_named_files_exist(page):
     names = sorted(set(PATH.findall(page.read_text())))
-    missing = [n for n in names if not _exists(n)]
+    missing = [n for n in names if not _exists(n) and n not in WALKTHROUGH]
     assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {missing}"
