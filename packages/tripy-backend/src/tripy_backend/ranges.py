@@ -173,8 +173,12 @@ class RangeProgram:
                     self._compile_bucket(opt, compile_one, specialize, what)
                 self._compile_rest(compile_one, specialize, what, progress)
             while self._small:
-                self._split(self._small)
-                self._small = []
+                small, self._small = self._small, []
+                if not self._split(small):
+                    logger.log(f"[compile] {what}: too many sizes to give each its own bucket (at most "
+                               f"{MAX_STATIC_PROGRAMS}): the shapes of {len(small)} bucket(s) compile at their first "
+                               "call", "compile")
+                    break
                 self._compile_rest(compile_one, specialize, what, progress)
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
@@ -213,17 +217,23 @@ class RangeProgram:
             for future in [pool.submit(compile_bucket, b) for b in rest]:
                 future.result()
 
-    def _split(self, buckets: Sequence[Tuple[int, ...]]) -> None:
+    def _split(self, buckets: Sequence[Tuple[int, ...]]) -> bool:
         """Give each size in `buckets` (buckets without a bounded program, see ``bounded.SmallSize``) a bucket of
         its own: its bound joins the plan's bounds. A program made for a bucket that is now exact (one size) is
-        bounded: it is dropped, to be compiled again as a static program."""
+        bounded: it is dropped, to be compiled again as a static program. False, and the plan unchanged, if the
+        plan would then hold more than ``MAX_STATIC_PROGRAMS`` buckets."""
+        bounds = {n: list(b) for n, b in self.bounds.items()}
         for bucket in buckets:
             for n, b in zip(self.names, bucket):
-                k = self.bounds[n].index(b)
-                low = self.bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0]
-                self.bounds[n] = sorted(set(self.bounds[n]) | set(range(low, b)))
+                k = bounds[n].index(b)
+                low = bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0]
+                bounds[n] = sorted(set(bounds[n]) | set(range(low, b)))
+        if math.prod(len(b) for b in bounds.values()) > MAX_STATIC_PROGRAMS:
+            return False
+        self.bounds = bounds
         self._bound_of = {n: _lookup(self.bounds[n], self.variables[n][2], self.per_size) for n in self.names}
         self.programs = {b: p for b, p in self.programs.items() if self.exact(b) == (not p[1])}
+        return True
 
     def plan_text(self) -> str:
         """The bucket plan, as the compile log names it: each variable's bounds, or its sizes with a static
