@@ -6,8 +6,6 @@ from typing import List
 
 ROOT = Path(__file__).resolve().parents[1] / "packages"
 MAX_LINES = 60
-# Being reworked by other engineers; the lead empties this at merge.
-ALLOWED = {"tripy_frontend/ops/resize.py"}
 
 
 def _length(node: ast.AST) -> int:
@@ -24,8 +22,6 @@ def _long_functions() -> List[str]:
     out = []
     for path in sorted(ROOT.glob("*/src/**/*.py")):
         rel = path.relative_to(path.parents[len(path.relative_to(ROOT).parts) - 3]).as_posix()
-        if rel in ALLOWED:
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _length(node) > MAX_LINES:
                 out.append(f"{rel}:{node.lineno} {node.name} ({_length(node)} lines)")
