@@ -12,7 +12,9 @@ the same for each is static.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -42,18 +44,28 @@ def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any]
     """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
     for every combination of real sizes) if it is the same for all of them, else None (see
     `constant_element`)."""
-    keys = sorted(input_bounds)
-    sizes = [range(max(1, (lows or {}).get(k, 1)), input_bounds[k] + 1) for k in keys]
-    count = int(np.prod([len(r) for r in sizes])) if keys else 1
-    if count > MAX_COMBINATIONS or any(len(r) < 1 for r in sizes):
+    grid = _grid(tuple(sorted((k, max(1, (lows or {}).get(k, 1)), b) for k, b in input_bounds.items())))
+    if grid is None:
         return None
-    grid = np.array(list(itertools.product(*sizes)), np.int64)
-    env = {k: grid[:, n] for n, k in enumerate(keys)} if keys else {}
+    env, count = grid
     try:
         values = combine(*(_evaluate(vector, env, marker, memo, count)[i] for vector, i in elements))
     except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(dims: Tuple[Tuple[Tuple[int, int], int, int], ...]) -> Optional[Tuple[Dict[Tuple[int, int], Any], int]]:
+    """Every combination of real sizes of `dims` ((argument, dim), smallest, bound): each dim's column of
+    sizes, and how many combinations; None past ``MAX_COMBINATIONS`` or for an empty range. (Cached: a
+    bucket asks for the same grid for every computed size.)"""
+    sizes = [range(low, bound + 1) for _, low, bound in dims]
+    count = math.prod(len(r) for r in sizes)
+    if count > MAX_COMBINATIONS or count < 1:
+        return None
+    grid = np.array(list(itertools.product(*sizes)), np.int64).reshape(count, len(dims))
+    return {k: grid[:, n] for n, (k, _, _) in enumerate(dims)}, count
 
 
 class _Opaque(Exception):
