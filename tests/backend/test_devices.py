@@ -81,6 +81,8 @@ def test_xla_cpu_options_follow_the_level_and_the_runtime():
         if _xla.has_classic_cpu_runtime():
             assert classic in options and (llvm_o2 in options) == (level <= 3)
         else:  # (jaxlib >= 0.8: the thunk runtime only)
-            assert classic not in options
+            assert classic not in options and (llvm_o2 in options) == (level <= 2)
+    for level in range(6):  # (eager evaluation's level 2 and below: LLVM -O2 on the thunk runtime too)
+        assert (llvm_o2 in cpu_plan.compile_options("cpu", level, "thunk")) == (level <= 2)
     assert cpu_plan.compile_options("cpu", 3, "thunk") == cpu_plan.compile_options("cpu", 5, "thunk")
     assert cpu_plan.compile_options("cuda", 5) == []

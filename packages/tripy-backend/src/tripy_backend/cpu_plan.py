@@ -22,9 +22,13 @@ Every other program keeps the classic runtime, whose oneDNN products and single 
 matrix-matrix work and small programs. ``TRIPY_XLA_CPU_RUNTIME=classic`` or ``=thunk`` forces one runtime.
 
 **Options.** On the classic runtime, tripy compiles without excess precision and, at ``optimization_level``
-0-3 (the default 3, and eager evaluation), with LLVM at -O2 instead of XLA's -O3: measured on GPT-2 small
-(2 cores), classic/-O3 compiled in 5.4 s and ran in 217 ms, classic/-O2 3.2 s and 218 ms; elementwise programs
-run as fast at -O2 and compile ~2x faster. Thunk-runtime programs get XLA's defaults.
+0-3 (tp.compile's default 3, and eager evaluation's 2), with LLVM at -O2 instead of XLA's -O3: measured on GPT-2
+small (2 cores), classic/-O3 compiled in 5.4 s and ran in 217 ms, classic/-O2 3.2 s and 218 ms; elementwise
+programs run as fast at -O2 and compile ~2x faster. Thunk-runtime programs get XLA's defaults, but at levels 0-2
+(``THUNK_LLVM_O2_LEVELS``), eager evaluation's among them, LLVM -O2 too: the eager benchmark's 10-op program
+compiled ~30% faster (two runs, each alternating 6 times in one process, 2-core VM: jaxlib 0.10.2 73 -> 54 and
+64 -> 45 ms, 0.12 67 -> 46 and 59 -> 43 ms) and ran as fast (23-33 µs either way). tp.compile's default keeps -O3 there: GPT-2 small's forward pass ran
+slower at -O2 in 4 of 5 runs on 0.12.
 
 **Convolutions.** On the CPU every program's convolutions run channels-last (``channels_last.rewrite``):
 XLA:CPU's convolution kernels read and write ``[N, *spatial, C]``, and tripy's ``[N, C, *spatial]`` programs
@@ -92,6 +96,11 @@ MANY_ROWS = 64
 # The thunk runtime's option that sends every convolution to YNNPACK (see the module docstring).
 YNN_CONVOLUTIONS = ("xla_cpu_experimental_ynn_fusion_type", "LIBRARY_FUSION_TYPE_INDIVIDUAL_CONVOLUTION")
 
+# LLVM at -O2 instead of XLA's -O3, and the optimization levels that get it on the thunk runtime (see the module
+# docstring; on the classic runtime levels 0-3 do).
+LLVM_O2 = ("xla_backend_optimization_level", 2)
+THUNK_LLVM_O2_LEVELS = 2
+
 
 class Product(NamedTuple):
     """A matrix product as the rules see it: ``rows``, the free elements of its smaller side (1 for a
@@ -115,7 +124,7 @@ def keeps_channels_last() -> bool:
 def policy() -> str:
     """What decides the runtime and the layout, for the compiler fingerprint (a new policy must not load old
     cache entries)."""
-    return f"{requested()}:matvec-conv-thunk-v4:channels-last={int(keeps_channels_last())}"
+    return f"{requested()}:matvec-conv-thunk-v5:channels-last={int(keeps_channels_last())}"
 
 
 def runtime(products: Sequence[Product], convolution_kernel_elements: int = 0) -> str:
@@ -153,10 +162,13 @@ def compile_options(platform: str, optimization_level: int, program_runtime: str
     if platform != "cpu":
         return []
     if program_runtime == "thunk" or not _xla.has_classic_cpu_runtime():
-        return [YNN_CONVOLUTIONS] if convolutions and _xla.accepts_cpu_option(*YNN_CONVOLUTIONS) else []
+        thunk: List[Tuple[str, Any]] = [LLVM_O2] if optimization_level <= THUNK_LLVM_O2_LEVELS else []
+        if convolutions and _xla.accepts_cpu_option(*YNN_CONVOLUTIONS):
+            thunk.append(YNN_CONVOLUTIONS)
+        return thunk
     options: List[Tuple[str, Any]] = [("xla_cpu_use_thunk_runtime", False), ("xla_allow_excess_precision", False)]
     if optimization_level <= 3:
-        options.append(("xla_backend_optimization_level", 2))
+        options.append(LLVM_O2)
     return options
 
 

@@ -39,9 +39,10 @@ def _cache_size() -> int:
 # (``PROGRAM_CACHE.capacity = n``) or TRIPY_PROGRAM_CACHE_SIZE to bound the memory of a process whose shapes vary.
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=_cache_size())
 
-# The optimization level eager programs are compiled at: tripy.compile's default (see
-# tripy_backend.cpu_plan for what it means on XLA:CPU).
-EAGER_OPTIMIZATION_LEVEL = 3
+# The optimization level eager programs are compiled at: one below tripy.compile's default. An eager program is
+# usually run a few times (an expression being explored, a loop's body): XLA:CPU compiles it ~30% faster with LLVM
+# -O2 and runs it as fast (see tripy_backend.cpu_plan).
+EAGER_OPTIMIZATION_LEVEL = 2
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 _data_of = operator.attrgetter("producer.data")  # (a program input's buffer)
