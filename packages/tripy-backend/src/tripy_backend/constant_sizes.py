@@ -30,24 +30,27 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
 
 
 def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str,
-                     memo: Dict[Any, Any], lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
+                     memos: Dict[Any, Dict[Any, Any]],
+                     lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
     """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
     dims' bounds: `input_bounds`, by (argument, dim), and their smallest sizes `lows`, 1 if not given; a
-    run-time read of one is a custom_call to `marker`), else None. `memo` keeps the values evaluated so far
-    (one per program and bucket)."""
-    return constant_of([(vector, i)], lambda x: x, input_bounds, marker, memo, lows)
+    run-time read of one is a custom_call to `marker`), else None. `memos` keeps the values evaluated so far,
+    for each set of real sizes (one dict per program and bucket, shared by its calls)."""
+    return constant_of([(vector, i)], lambda x: x, input_bounds, marker, memos, lows)
 
 
 def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any],
-                input_bounds: Dict[Tuple[int, int], int], marker: str, memo: Dict[Any, Any],
+                input_bounds: Dict[Tuple[int, int], int], marker: str, memos: Dict[Any, Dict[Any, Any]],
                 lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
     """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
     for every combination of real sizes) if it is the same for all of them, else None (see
     `constant_element`)."""
-    grid = _grid(tuple(sorted((k, max(1, (lows or {}).get(k, 1)), b) for k, b in input_bounds.items())))
+    dims = tuple(sorted((k, max(1, (lows or {}).get(k, 1)), b) for k, b in input_bounds.items()))
+    grid = _grid(dims)
     if grid is None:
         return None
     env, count = grid
+    memo = memos.setdefault(dims, {})  # (values hold for one set of real sizes: a memo per set)
     try:
         values = combine(*(_evaluate(vector, env, marker, memo, count)[i] for vector, i in elements))
     except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)

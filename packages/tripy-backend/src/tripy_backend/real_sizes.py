@@ -51,9 +51,7 @@ class RealSizes:
         self.input_bounds = input_bounds
         self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
         self.marker = marker
-        # (``constant_sizes``' values, shared by its calls: from sizes 1..bound, and from the smallest ones)
-        self.evaluated: Dict[Any, Any] = {}
-        self.evaluated_from_lows: Dict[Any, Any] = {}
+        self.evaluated: Dict[Any, Dict[Any, Any]] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
 
     def of(self, value: Any) -> List[Size]:
@@ -192,7 +190,7 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
     if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
         static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds, s.marker,
-                             s.evaluated_from_lows, s.input_lows)
+                             s.evaluated, s.input_lows)
         if static is not None and static > 0:  # (an empty slice of a padded source crashes XLA on jaxlib 0.6)
             return static
     start, limit, stride = (element(v, d) for v in vectors)
