@@ -93,14 +93,14 @@ class CpuResult:
     """A result buffer as ``np.from_dlpack`` reads it through tripy's CPU path."""
 
     __slots__ = ("buffer",)
+    # ``memory.cpu_dlpack``, set by `implementations` (which imports tripy): looked up once, not per call
+    to_capsule: Callable[[Any], Any]
 
     def __init__(self, buffer: Any) -> None:
         self.buffer = buffer
 
     def __dlpack__(self, **kwargs: Any) -> Any:
-        from tripy_backend import memory
-
-        return memory.cpu_dlpack(self.buffer)
+        return self.to_capsule(self.buffer)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return (1, 0)
@@ -122,6 +122,7 @@ def implementations() -> Dict[str, Callable[[], Any]]:
     numbers = [t.producer.data for t in inputs[2:]]  # (the arguments after the two inputs: 0.5, 2.0, 1.0)
     NUMBERS.update(zip((0.5, 2.0, 1.0), numbers))
     upload = memory.to_cpu
+    CpuResult.to_capsule = staticmethod(memory.cpu_dlpack)  # type: ignore[assignment]
     programs: Dict[tuple, Any] = {}
     state = [0]
 

@@ -27,8 +27,8 @@ small (2 cores), classic/-O3 compiled in 5.4 s and ran in 217 ms, classic/-O2 3.
 programs run as fast at -O2 and compile ~2x faster. Thunk-runtime programs get XLA's defaults, but at levels 0-2
 (``THUNK_LLVM_O2_LEVELS``), eager evaluation's among them, LLVM -O2 too: the eager benchmark's 10-op program
 compiled ~30% faster (two runs, each alternating 6 times in one process, 2-core VM: jaxlib 0.10.2 73 -> 54 and
-64 -> 45 ms, 0.12 67 -> 46 and 59 -> 43 ms) and ran as fast (23-33 µs either way). tp.compile's default keeps -O3 there: GPT-2 small's forward pass ran
-slower at -O2 in 4 of 5 runs on 0.12.
+64 -> 45 ms, 0.12 67 -> 46 and 59 -> 43 ms) and ran as fast (23-33 µs either way). tp.compile's default keeps
+-O3 there: GPT-2 small's forward pass ran slower at -O2 in 4 of 5 runs on 0.12.
 
 **Convolutions.** On the CPU every program's convolutions run channels-last (``channels_last.rewrite``):
 XLA:CPU's convolution kernels read and write ``[N, *spatial, C]``, and tripy's ``[N, C, *spatial]`` programs
