@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = {"tripy-trace": ["tests/trace"], "tripy-backend": ["tests/backend"], "tripy-frontend": ["tests/frontend"],
          "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"]}
 # The frontend's tests import `tripy`: the meta package (a re-export) comes from HEAD with it.
-WITH_HEAD = {"tripy-frontend": ["tripy-inference"]}
+WITH_HEAD = {"tripy-frontend": ["tripy-importers", "tripy-inference"]}
 # Third-party packages the test environment gets at the versions this environment has (not from tags).
 THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest"]
 

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "packages"
 PACKAGES = {"tripy_flatir": "tripy-flatir", "tripy_trace": "tripy-trace", "tripy_backend": "tripy-backend",
-            "tripy_frontend": "tripy-frontend"}
+            "tripy_frontend": "tripy-frontend", "tripy_importers": "tripy-importers"}
 # The cycles left, each to be taken apart (none left: keep it that way).
 KNOWN_CYCLES: List[Set[str]] = []
 MAX_FUNCTION_LEVEL_IMPORTS = 3  # serve/cli.py (the optional serve extra)

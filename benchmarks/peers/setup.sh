@@ -20,11 +20,12 @@ pip="$venv/bin/pip"
 # tripy from this checkout, with the jax/jaxlib pin of uv.lock.
 "$pip" install --quiet "jax==0.6.2" "jaxlib==0.6.2" numpy \
     -e "$root/packages/tripy-flatir" -e "$root/packages/tripy-trace" -e "$root/packages/tripy-backend" \
-    -e "$root/packages/tripy-frontend" -e "$root/packages/tripy" || exit 1
+    -e "$root/packages/tripy-frontend" -e "$root/packages/tripy-importers" -e "$root/packages/tripy" || exit 1
 "$pip" install --quiet safetensors || echo "setup.sh: safetensors did not install"
 # Peers: each one optional.
 # (On a machine without a local CPU wheel, add --index-url https://download.pytorch.org/whl/cpu.)
 "$pip" install --quiet "torch==${TORCH_VERSION:-2.13.0}" || echo "setup.sh: torch did not install"
+"$pip" install --quiet transformers || echo "setup.sh: transformers did not install (importers.py needs it)"
 "$pip" install --quiet onnxruntime onnx onnxscript || echo "setup.sh: onnxruntime/onnx/onnxscript did not install"
 "$pip" install --quiet openvino || echo "setup.sh: openvino did not install (optional: its columns show n/a)"
 "$venv/bin/python" - <<'PY'

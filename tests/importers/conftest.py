@@ -1,18 +1,20 @@
 """The importers' tests need PyTorch (and ONNX, ONNX Runtime, transformers, timm): `scripts/importer-deps` installs
-them into the workspace's environment. Without them these tests are skipped, unless TRIPY_REQUIRE_IMPORTER_TESTS=1
-(CI sets it) turns the skip into a failure, so that CI cannot pass without running them."""
+them into the workspace's environment. Without them these tests are skipped (`pytest.importorskip`), unless
+TRIPY_REQUIRE_IMPORTER_TESTS=1 (CI sets it): then a skipped importer test module fails the run, so that CI cannot
+pass without running them."""
 
-import importlib
 import os
 
-import pytest
+_skipped = []
 
 
-def require(module: str):
-    """The module, or a skip (a failure under TRIPY_REQUIRE_IMPORTER_TESTS=1) when it is not installed."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        if os.environ.get("TRIPY_REQUIRE_IMPORTER_TESTS") == "1":
-            pytest.fail(f"{module} is not installed ({e}); run scripts/importer-deps", pytrace=False)
-        pytest.skip(f"{module} is not installed: run scripts/importer-deps", allow_module_level=True)
+def pytest_collectreport(report):
+    if report.skipped and os.environ.get("TRIPY_REQUIRE_IMPORTER_TESTS") == "1":
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped:
+        print(f"\nTRIPY_REQUIRE_IMPORTER_TESTS=1, but these importer tests were skipped (run scripts/importer-deps): "
+              f"{', '.join(_skipped)}")
+        session.exitstatus = 1

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-inference"]
+PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference"]
 
 _spec = importlib.util.spec_from_file_location("tripy_docs_code_blocks", ROOT / "docs" / "_ext" / "code_blocks.py")
 assert _spec is not None and _spec.loader is not None

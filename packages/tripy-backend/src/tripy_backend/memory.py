@@ -59,12 +59,16 @@ def from_dlpack(obj: Any) -> np.ndarray:
     """Read a CPU DLPack producer (torch, jax, ...) through the runtime's DLPack importer, which knows every
     dtype tripy has (NumPy's ``from_dlpack`` refuses bfloat16, float8 and int4). Raises ValueError (with the
     importer's reason) for data it cannot read, e.g. non-row-major strides or memory on another device."""
+    return np.asarray(shared_cpu_buffer(obj))
+
+
+def shared_cpu_buffer(obj: Any) -> Any:
+    """A CPU buffer over the memory of a DLPack producer, without a copy. Raises ValueError (with the importer's
+    reason) for data the runtime cannot take as it is: another device, strides, a dtype it lacks."""
     try:
-        capsule = obj.__dlpack__()
-        buffer = _xla.from_dlpack(capsule)
+        return _xla.from_dlpack(obj.__dlpack__())
     except Exception as e:  # the producer's or the importer's own exception types
         raise ValueError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
-    return np.asarray(buffer)
 
 
 def release_freed_memory() -> bool:

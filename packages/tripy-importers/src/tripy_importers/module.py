@@ -89,6 +89,18 @@ def _lookup(root: Module, name: str) -> Tensor:
     return scope
 
 
+@dataclass(frozen=True)
+class Program:
+    """What an importer made of a model: the steps and how inputs, state and outputs connect to them."""
+
+    source: str  # "PyTorch", "ONNX"
+    input_names: Tuple[str, ...]
+    input_infos: Tuple[InputInfo, ...]
+    steps: Tuple[Step, ...]
+    outputs: Tuple[Any, ...]  # a Ref (or a value) per output
+    state_names: Tuple[str, ...]
+
+
 class ImportedModule(Module):
     """A model imported from another framework, as a ``tp.Module``.
 
@@ -103,33 +115,33 @@ class ImportedModule(Module):
         super().__init__()
         for name, tensor in state.items():
             _place(self, name, tensor)
-        object.__setattr__(self, "_meta", (source, tuple(input_names), tuple(input_infos), tuple(steps),
-                                           tuple(outputs), tuple(state)))
+        self._program = Program(source, tuple(input_names), tuple(input_infos), tuple(steps), tuple(outputs),
+                                tuple(state))
 
     @property
     def input_names(self) -> Tuple[str, ...]:
         """The names of the model's inputs, in the order the module takes them."""
-        return self._meta[1]
+        return self._program.input_names
 
     @property
     def input_infos(self) -> List[InputInfo]:
         """One ``tp.InputInfo`` per input: ``tp.compile(model, args=model.input_infos)`` compiles the declared
         range once."""
-        return list(self._meta[2])
+        return list(self._program.input_infos)
 
     @property
     def ops(self) -> Tuple[str, ...]:
         """The foreign operators the module replays, one per step, in order."""
-        return tuple(step.op for step in self._meta[3])
+        return tuple(step.op for step in self._program.steps)
 
     def forward(self, *inputs: Any) -> Any:
-        source, names, _, steps, outputs, state_names = self._meta
-        if len(inputs) != len(names):
-            raise_error(f"This model imported from {source} takes {len(names)} input(s) ({', '.join(names)}), "
-                        f"but got {len(inputs)}.", _stack.capture())
-        env: Dict[str, Any] = {state_ref(name).name: _lookup(self, name) for name in state_names}
-        env.update(zip(names, inputs))
-        for step in steps:
+        program = self._program
+        if len(inputs) != len(program.input_names):
+            raise_error(f"This model imported from {program.source} takes {len(program.input_names)} input(s) "
+                        f"({', '.join(program.input_names)}), but got {len(inputs)}.", _stack.capture())
+        env: Dict[str, Any] = {state_ref(name).name: _lookup(self, name) for name in program.state_names}
+        env.update(zip(program.input_names, inputs))
+        for step in program.steps:
             result = step.fn(*_resolve(step.args, env), **_resolve(step.kwargs, env))
             if step.dtypes is not None:
                 if isinstance(result, (list, tuple)):
@@ -137,8 +149,9 @@ class ImportedModule(Module):
                 else:
                     result = as_dtype(result, step.dtypes[0])
             env[step.name] = result
-        results = tuple(_resolve(out, env) for out in outputs)
+        results = tuple(_resolve(out, env) for out in program.outputs)
         return results[0] if len(results) == 1 else results
 
     def __repr__(self) -> str:
-        return f"ImportedModule(from {self._meta[0]}: {len(self._meta[1])} input(s), {len(self._meta[3])} ops)"
+        program = self._program
+        return f"ImportedModule(from {program.source}: {len(program.input_names)} input(s), {len(program.steps)} ops)"

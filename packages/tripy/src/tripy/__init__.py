@@ -104,8 +104,11 @@ from tripy_frontend.ops.zeros import zeros as zeros, zeros_like as zeros_like
 from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
+from tripy_importers import from_torch as from_torch
 
-__all__ = sorted(_PUBLIC_API)
+# The importers live above the frontend (tripy-importers); their entry points join the frontend's public names.
+_IMPORTERS = ("from_torch",)
+__all__ = sorted([*_PUBLIC_API, *_IMPORTERS])
 # The version is the distribution's (its pyproject.toml), read back at run time: one source.
 __version__ = _metadata.version("tripy-inference")
 

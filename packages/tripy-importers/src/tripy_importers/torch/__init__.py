@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.logging import logger
 from tripy_importers import report
 from tripy_importers.module import ImportedModule
+from tripy_importers.torch import program as _program
+from tripy_importers.torch.ops import KEEP
 
 
 def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shapes: Any = None) -> ImportedModule:
@@ -32,15 +34,14 @@ def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shape
     once, before anything runs.
     """
     torch = report.require("torch", "torch", "tp.from_torch")
-    from tripy_importers.torch import program as _program
-    from tripy_importers.torch.ops import KEEP
-
-    example_sizes = None
+    example_sizes: Optional[List[Sequence[int]]] = None
+    dim_names: Dict[Tuple[int, int], str] = {}
     if isinstance(program, torch.nn.Module):
         if args is None:
             raise_error("tp.from_torch: a torch.nn.Module needs example inputs to export it.", _stack.capture(),
                         ["Call tp.from_torch(module, args=(example_input, ...), dynamic_shapes=...)."])
         example_sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else () for a in args]
+        dim_names = _dim_names(dynamic_shapes)
         started = time.perf_counter()
         logger.info(f"tp.from_torch: exporting {type(program).__name__} with torch.export ...")
         program = torch.export.export(program, tuple(args), dynamic_shapes=dynamic_shapes)
@@ -55,7 +56,18 @@ def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shape
     for name in KEEP:
         table.pop(_overload(torch, name), None)
     program = program.run_decompositions(table)
-    return _program.convert(torch, program, example_sizes)
+    return _program.convert(torch, program, example_sizes, dim_names)
+
+
+def _dim_names(dynamic_shapes: Any) -> Dict[Tuple[int, int], str]:
+    """(input, dim) -> the name of the torch.export.Dim the user gave it, for dynamic shapes given per position."""
+    names: Dict[Tuple[int, int], str] = {}
+    if isinstance(dynamic_shapes, (list, tuple)):
+        for i, spec in enumerate(dynamic_shapes):
+            for d, dim in (spec.items() if isinstance(spec, dict) else enumerate(spec or ())):
+                if getattr(dim, "__name__", None):
+                    names[(i, d)] = dim.__name__
+    return names
 
 
 def _overload(torch: Any, name: str) -> Any:

@@ -8,12 +8,14 @@ so PyTorch's type promotion holds without tripy guessing it.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir import dtypes
 from tripy_flatir.logging import logger
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension
+from tripy_frontend.shared_data import shared_tensor
 from tripy_frontend.tensor import Tensor
 from tripy_importers import report
 from tripy_importers.module import ImportedModule, Ref, Step, state_ref
@@ -44,14 +46,17 @@ def op_name(target: Any) -> str:
     return str(target)
 
 
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
 def _where(node: Any) -> str:
-    """The user's source line that made `node` (the last frame of its recorded stack), or its name."""
-    trace = node.meta.get("stack_trace") or ""
-    frames = [line.strip() for line in trace.strip().splitlines()]
-    for i in range(len(frames) - 1, -1, -1):
-        if frames[i].startswith("File "):
-            code = frames[i + 1] if i + 1 < len(frames) else ""
-            return f"{frames[i]}: {code}" if code else frames[i]
+    """The user's source line that made `node` (the innermost frame torch.export recorded), or the node's name."""
+    lines = [line.strip() for line in (node.meta.get("stack_trace") or "").strip().splitlines()]
+    for i in range(len(lines) - 1, -1, -1):
+        frame = _FRAME.match(lines[i])
+        if frame:
+            code = lines[i + 1] if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else ""
+            return f"{frame['path']}:{frame['line']} in {frame['fn']}(): {code}".rstrip(": ")
     return f"node '{node.name}'"
 
 
@@ -97,7 +102,7 @@ class _Converter:
             self.refs[node.name] = Ref(node.name)
             return
         try:
-            args, kwargs = self.value(node.args), self.value(dict(node.kwargs))
+            args, kwargs = self.value(_open_slice_end(self.torch, node)), self.value(dict(node.kwargs))
             result_dtypes = self.result_dtypes(node)
         except ValueError as e:
             self.missing.append((f"{name} with {e}", _where(node)))
@@ -128,6 +133,23 @@ class _Converter:
         return _dtype(torch, torch.result_type(*operands[:2]))
 
 
+def _open_slice_end(torch: Any, node: Any) -> Tuple[Any, ...]:
+    """A slice's arguments, its end made open (None) where it is the sliced dim's whole size, which PyTorch only knew
+    symbolically (``diff`` slices ``[1 : s + 1]`` of a dim of size ``s + 1``): an open end is a slice XLA can bound,
+    a computed one is not."""
+    args = tuple(node.args)
+    if str(node.target) != "aten.slice.Tensor" or len(args) < 4 or not isinstance(args[3], torch.fx.Node):
+        return args
+    source = args[0].meta.get("val")
+    end = args[3].meta.get("val")
+    dim = args[1] if len(args) > 1 else 0
+    if isinstance(source, torch.Tensor) and isinstance(end, torch.SymInt):
+        size = source.shape[dim]
+        if isinstance(size, torch.SymInt) and size.node.expr == end.node.expr:
+            return args[:3] + (None,) + args[4:]
+    return args
+
+
 def _state(torch: Any, program: Any) -> Tuple[Dict[str, Tensor], Dict[str, str], List[str]]:
     """The program's parameters, buffers and constants as tripy tensors (shared through DLPack where the dtype
     allows), the placeholder name of each, and the user inputs' placeholder names in order."""
@@ -156,12 +178,13 @@ def to_tripy(torch: Any, value: Any) -> Tensor:
         value = value.to(torch.int32)
     if not value.is_contiguous():
         value = value.contiguous()
-    return Tensor(value)
+    return shared_tensor(value)
 
 
-def _input_infos(torch: Any, program: Any, names: List[str], example_sizes: Optional[List[Sequence[int]]]) -> \
-        List[InputInfo]:
-    """One InputInfo per user input: each symbol of the export a tp.NamedDimension with its declared bounds."""
+def _input_infos(torch: Any, program: Any, names: List[str], example_sizes: Optional[List[Sequence[int]]],
+                 dim_names: Dict[Tuple[int, int], str]) -> List[InputInfo]:
+    """One InputInfo per user input: each symbol of the export a tp.NamedDimension with its declared bounds, named
+    as the user named its torch.export.Dim where known (`dim_names`: (input, dim) -> name), else `input.dim`."""
     nodes = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
     named: Dict[str, NamedDimension] = {}
     infos = []
@@ -176,25 +199,37 @@ def _input_infos(torch: Any, program: Any, names: List[str], example_sizes: Opti
             key = str(symbol)
             if key not in named:
                 hint = example_sizes[i][d] if example_sizes else size.node.hint
-                named[key] = _named_dim(program, symbol, key, hint)
+                named[key] = _named_dim(program, symbol, dim_names.get((i, d), f"{name}.{d}"), hint)
             shape.append(named[key])
         infos.append(InputInfo(tuple(shape), _dtype(torch, val.dtype)))
     return infos
 
 
+def _finite(value: Any) -> Optional[int]:
+    """A range end as an int, or None where torch says it is unbounded (its int_oo)."""
+    if "oo" in str(value):  # (int() of torch's int_oo fails inside sympy)
+        return None
+    number = int(value)
+    return number if abs(number) < 2**62 else None
+
+
 def _named_dim(program: Any, symbol: Any, key: str, hint: Any) -> NamedDimension:
+    """The NamedDimension `key` for `symbol`: torch's declared range, else [1, DEFAULT_MAX] (said in the log)."""
     bounds = program.range_constraints.get(symbol)
-    lo = int(bounds.lower) if bounds is not None and bounds.lower.is_finite else 1
-    hi_finite = bounds is not None and bounds.upper.is_finite
-    hi = int(bounds.upper) if hi_finite else max(DEFAULT_MAX, lo)
+    lo = _finite(bounds.lower) if bounds is not None else None
+    lo = 1 if lo is None else max(lo, 1)  # (torch allows 0 where no min is given; a program needs a size)
+    upper = _finite(bounds.upper) if bounds is not None else None
+    hi_finite = upper is not None
+    hi = upper if upper is not None else max(DEFAULT_MAX, lo)
     if not hi_finite:
         logger.info(f"tp.from_torch: dynamic dim '{key}' has no upper bound; it gets the range [{lo}, {hi}]. "
-                    f"Declare one with torch.export.Dim('{key}', max=...) to change it.")
+                    "Give its torch.export.Dim a max=... to change it.")
     opt = int(hint) if isinstance(hint, int) or (hint is not None and str(hint).isdigit()) else lo
     return NamedDimension(key, lo, min(max(opt, lo), hi), hi)
 
 
-def convert(torch: Any, program: Any, example_sizes: Optional[List[Sequence[int]]]) -> ImportedModule:
+def convert(torch: Any, program: Any, example_sizes: Optional[List[Sequence[int]]],
+            dim_names: Dict[Tuple[int, int], str]) -> ImportedModule:
     """The decomposed `program` as an ImportedModule."""
     state, placeholders, user_inputs = _state(torch, program)
     converter = _Converter(torch, program)
@@ -210,7 +245,7 @@ def convert(torch: Any, program: Any, example_sizes: Optional[List[Sequence[int]
             outputs = _user_outputs(torch, program, converter.value(node.args[0]))
     if converter.missing:
         report.unsupported("PyTorch", converter.missing, len(registry.OPS))
-    infos = _input_infos(torch, program, user_inputs, example_sizes)
+    infos = _input_infos(torch, program, user_inputs, example_sizes, dim_names)
     return ImportedModule("PyTorch", user_inputs, infos, state, converter.steps, outputs)
 
 

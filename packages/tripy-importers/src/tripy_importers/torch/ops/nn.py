@@ -20,6 +20,8 @@ import tripy_frontend.ops.where as _where
 from tripy_flatir import dtypes
 from tripy_frontend.nn.conv import Conv
 from tripy_frontend.nn.conv_transpose import ConvTranspose
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.exceptions import raise_error
 from tripy_frontend.tensor import Tensor
 from tripy_importers.torch.ops.registry import aten
 
@@ -116,9 +118,6 @@ def group_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], n: A
 
 def _check_pool(what: str, dilation: Sequence[int], ceil_mode: bool) -> None:
     if any(d != 1 for d in dilation) or ceil_mode:
-        from tripy_flatir import stack_info as _stack
-        from tripy_flatir.exceptions import raise_error
-
         raise_error(f"tripy imports {what} without dilation or ceil_mode; this one has dilation={list(dilation)}, "
                     f"ceil_mode={ceil_mode}.", _stack.capture())
 
@@ -181,7 +180,7 @@ def _repeat_heads(kv: Tensor, q: Tensor) -> Tensor:
     return _reshape.reshape(expanded, [b, h * groups, s, d])
 
 
-def _resize(x: Tensor, mode: str, output_size: Any, scales: Any, align_corners: bool) -> Tensor:
+def _resized(x: Tensor, mode: str, output_size: Any, scales: Any, align_corners: bool) -> Tensor:
     if output_size is not None:
         return _resize.resize(x, list(x.shape[:2]) + list(output_size), mode=mode, align_corners=align_corners)
     return _resize.resize(x, [1.0, 1.0] + [float(s) for s in scales], mode=mode, align_corners=align_corners)
@@ -189,9 +188,9 @@ def _resize(x: Tensor, mode: str, output_size: Any, scales: Any, align_corners: 
 
 @aten("upsample_nearest2d.vec")
 def upsample_nearest(x: Tensor, output_size: Any, scale_factors: Any) -> Tensor:
-    return _resize(x, "nearest", output_size, scale_factors, False)
+    return _resized(x, "nearest", output_size, scale_factors, False)
 
 
 @aten("upsample_bilinear2d.vec")
 def upsample_bilinear(x: Tensor, output_size: Any, align_corners: bool, scale_factors: Any) -> Tensor:
-    return _resize(x, "linear", output_size, scale_factors, align_corners)
+    return _resized(x, "linear", output_size, scale_factors, align_corners)

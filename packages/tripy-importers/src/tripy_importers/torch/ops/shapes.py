@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 from typing import Any, List, Optional, Sequence
 
+import tripy_frontend.ops.arange as _arange
 import tripy_frontend.ops.cast as _cast
 import tripy_frontend.ops.concatenate as _concatenate
 import tripy_frontend.ops.expand as _expand
@@ -20,6 +21,7 @@ import tripy_frontend.ops.squeeze as _squeeze
 import tripy_frontend.ops.sum as _sum
 import tripy_frontend.ops.unsqueeze as _unsqueeze
 import tripy_frontend.ops.where as _where
+from tripy_flatir import dtypes
 from tripy_frontend.tensor import Tensor
 from tripy_importers.torch.ops.registry import aten
 
@@ -84,11 +86,23 @@ def _bound(value: Any) -> Any:
 
 @aten("slice.Tensor", "slice_copy.Tensor")
 def slice_(a: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:
-    start, end = _bound(start), _bound(end)
+    dim, start, end = dim % a.rank, _bound(start), _bound(end)
     if start in (None, 0) and end is None and step == 1:
         return a
-    index: List[Any] = [slice(None)] * (dim % a.rank) + [slice(start, end, step)]
+    if a.trace_tensor.shape[dim] < 0 and step == 1 and start not in (None, 0):
+        return _offset_slice(a, dim, start, end)
+    index: List[Any] = [slice(None)] * dim + [slice(start, end, step)]
     return a[tuple(index)]
+
+
+def _offset_slice(a: Tensor, dim: int, start: Any, end: Any) -> Tensor:
+    """``a[..., start:end]`` on a dim whose size is known only at run time, as a gather of the positions: XLA cannot
+    bound a slice that starts inside such a dim (its dynamic padder: "Dynamic dimension propagation on
+    DynamicSlice where a partial dimension is selected"), so tp.compile would fall back to a program per shape."""
+    size = a.shape[dim]
+    start = size + start if isinstance(start, int) and start < 0 else start
+    end = size if end is None else (size + end if isinstance(end, int) and end < 0 else end)
+    return _gather.gather(a, dim, _arange.arange(start, end, 1, dtypes.int32))
 
 
 @aten("select.int", "select_copy.int")
@@ -149,16 +163,16 @@ def index(a: Tensor, indices: Sequence[Optional[Tensor]]) -> Tensor:
     """``a[..., i0, i1, ...]`` with index tensors (broadcast together) at some dims, as NumPy's advanced indexing:
     the indexed dims are moved together, merged into one, and gathered at the merged position."""
     given = [d for d, i in enumerate(indices) if i is not None]
+    tensors = [i for i in indices if i is not None]
     if len(given) == 1:
-        return _gather.gather(a, given[0], indices[given[0]])
+        return _gather.gather(a, given[0], tensors[0])
     adjacent = given == list(range(given[0], given[0] + len(given)))
     first = given[0] if adjacent else 0
     if not adjacent:  # (NumPy puts the broadcast dims first)
         a = _permute.permute(a, given + [d for d in range(a.rank) if d not in given])
     sizes = [a.shape[first + k] for k in range(len(given))]
     flat: Any = None
-    for k, d in enumerate(given):
-        idx = indices[d]
+    for k, idx in enumerate(tensors):
         stride: Any = 1
         for size in sizes[k + 1:]:
             stride = stride * size
