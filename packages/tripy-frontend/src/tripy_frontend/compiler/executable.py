@@ -110,13 +110,16 @@ class Executable:
     def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
                 outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
                 optimization_level: int, what: str = "program", saved: Any = None,
-                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None) -> "Executable":
+                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None,
+                hints: Sequence[str] = ()) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
         split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
-        the executable takes its runtime inputs in (``compiler/nested_inputs.py``)."""
+        the executable takes its runtime inputs in (``compiler/nested_inputs.py``); `hints`: added to the
+        report of a call with the wrong inputs (arguments tp.compile was given that look like a forgotten InputInfo)."""
         self = cls.__new__(cls)
+        self._hints = tuple(hints)
         self._layouts = list(layouts) if layouts is not None else None
         self._program = build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
                                        spmd.num_devices(layouts))
@@ -247,7 +250,8 @@ class Executable:
         names = self._names
 
         def fail(message: str) -> NoReturn:
-            raise_error(message, _stack.capture(), [f"The executable's inputs are: {self._signature_text()}."])
+            raise_error(message, _stack.capture(),
+                        [f"The executable's inputs are: {self._signature_text() or 'none'}.", *self._hints])
 
         if len(args) > len(names):
             fail(f"The executable takes {len(names)} input(s), but {len(args)} positional arguments were given.")
