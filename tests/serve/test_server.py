@@ -368,3 +368,24 @@ def test_console_script():
     assert "--max-batch" in help_text and "--max-wait-ms" in help_text
     bad = subprocess.run([script, "serve"], capture_output=True, text=True)
     assert bad.returncode == 2 and "give at least one MODEL.tpexe" in bad.stderr
+
+
+def test_console_script_options_and_errors(tmp_path):
+    import subprocess
+
+    script = shutil.which("tripy", path=str(pathlib.Path(sys.executable).parent))
+
+    def run(*args):
+        return subprocess.run([script, *args], capture_output=True, text=True, cwd=tmp_path)
+
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"tripy-inference {tp.__version__}"
+    for flag in ("--help", "-h"):
+        shown = run(flag)
+        assert shown.returncode == 0 and "usage: tripy" in shown.stdout and "serve" in shown.stdout
+    unknown = run("foo")
+    assert unknown.returncode != 0 and "unknown command 'foo'" in unknown.stderr
+    missing = run("serve", "missing.tpexe")
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip().splitlines() == [
+        "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
