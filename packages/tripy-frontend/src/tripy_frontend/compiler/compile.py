@@ -18,7 +18,7 @@ from tripy_trace.ops.sharding_constraint import ShardingConstraint
 from tripy_trace.trace import Trace, topological_order
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler import spmd
-from tripy_frontend.compiler.executable import Executable
+from tripy_frontend.compiler.executable import Executable, R
 from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.nested_inputs import flatten, has_nested_inputs
@@ -28,8 +28,8 @@ from tripy_frontend.export import public_api
 
 
 @public_api(document_under="compile")
-def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequence[Any] = (),
-            kwargs: Optional[Dict[str, Any]] = None) -> Executable:
+def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequence[Any] = (),
+            kwargs: Optional[Dict[str, Any]] = None) -> Executable[R]:
     """Compile a function or :class:`tripy.Module` into an :class:`Executable`.
 
     The function is called once, with a symbolic tensor for each :class:`InputInfo` in `args` /

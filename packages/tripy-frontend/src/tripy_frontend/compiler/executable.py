@@ -17,7 +17,8 @@ import difflib
 import inspect
 import operator
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar,
+                    Union)
 
 from tripy_backend import Program, memory, portable
 from tripy_flatir import dtypes
@@ -46,8 +47,13 @@ import tripy_frontend
 _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
 
 
+# What calling an executable returns, for type checkers: what the compiled function returns (``tp.compile``'s
+# ``Callable[..., R]``), so ``np.from_dlpack(exe(x))`` checks; Any for a loaded one.
+R = TypeVar("R")
+
+
 @public_api(document_under="compile")
-class Executable:
+class Executable(Generic[R]):
     """A function compiled by :func:`tripy.compile`. Call it with :class:`tripy.Tensor` s for the
     runtime inputs (the arguments that were given as :class:`InputInfo` s) and a
     :class:`tripy.DimensionSize` (or an int) for each :class:`DimensionInputInfo`, positionally or by
@@ -99,6 +105,7 @@ class Executable:
     _call: Callable[..., Any]
     _flat_call: Callable[..., Any]
     _nesting: Optional[Nesting]  # the structures (lists, tuples, dicts) the runtime inputs come in, if any
+    _hints: Tuple[str, ...]  # added to the report of a call with the wrong inputs (see tp.compile)
     _stream: Optional[Stream]
     __signature__: inspect.Signature
 
@@ -117,7 +124,7 @@ class Executable:
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
         split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
         the executable takes its runtime inputs in (``compiler/nested_inputs.py``); `hints`: added to the
-        report of a call with the wrong inputs (arguments tp.compile was given that look like a forgotten InputInfo)."""
+        report of a call with the wrong inputs (arguments of tp.compile that look like a forgotten InputInfo)."""
         self = cls.__new__(cls)
         self._hints = tuple(hints)
         self._layouts = list(layouts) if layouts is not None else None
@@ -168,7 +175,7 @@ class Executable:
 
     # ---- calling ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:
-        def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]: ...
+        def __call__(self, *args: Any, **kwargs: Any) -> R: ...
     else:
         # Python looks __call__ up on the type: this property hands out the executable's generated call
         # (see fast_call), so that `exe(x)` runs it with no frame of Executable's own in between.
@@ -369,7 +376,7 @@ class Executable:
             raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
 
     @staticmethod
-    def load(path: str) -> "Executable":
+    def load(path: str) -> "Executable[Any]":
         """Load an executable saved with :meth:`save`. The file is fully validated first; a missing,
         truncated, corrupted or foreign file raises :class:`tripy.TripyException` saying why.
 
