@@ -20,7 +20,7 @@ import sys
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar,
                     Union)
 
-from tripy_backend import Program, memory, portable
+from tripy_backend import Program, disk_cache, memory, portable
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
@@ -376,12 +376,22 @@ class Executable(Generic[R]):
             raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
 
     @staticmethod
-    def load(path: str) -> "Executable[Any]":
+    def load(path: str, *, trust_compiled_code: Optional[bool] = None) -> "Executable[Any]":
         """Load an executable saved with :meth:`save`. The file is fully validated first; a missing,
         truncated, corrupted or foreign file raises :class:`tripy.TripyException` saying why.
 
+        The file holds the program as portable StableHLO and, when it was saved by the same compiler on
+        the same kind of host, its compiled code, which is used instead of compiling. That code is run as
+        it is: the file's checksums catch damage, not tampering, so load compiled code only from files you
+        trust as you would trust a Python module. ``trust_compiled_code=False`` ignores it and compiles the
+        StableHLO (for every declared range, as :func:`tripy.compile` does).
+
         Args:
             path: The file to load.
+            trust_compiled_code: Whether to run the compiled code stored in the file (when it matches this
+                compiler and host). None (the default): yes, unless the environment variable
+                ``TRIPY_TRUST_COMPILED_CODE`` is ``0``, which also keeps the disk cache
+                (``TRIPY_CACHE_DIR``) from loading compiled code.
 
         .. code-block:: python
 
@@ -397,6 +407,10 @@ class Executable(Generic[R]):
         path = saved_file.file_path(path, "tripy.Executable.load", where)
         loaded = saved_file.load(path, where)
         c = loaded.contents
+        trusted = disk_cache.trusted() if trust_compiled_code is None else bool(trust_compiled_code)
+        if c.compiled is not None and not trusted:
+            logger.log(f"[compile] tripy.Executable.load: ignoring the compiled code in '{path}' (not trusted): "
+                       "compiling its StableHLO", "compile")
         return Executable._create(loaded.module_bytes, c.names, c.infos, loaded.constants, c.outputs, c.returns_tuple,
-                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'", c.compiled,
-                                  loaded.layouts)
+                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'",
+                                  c.compiled if trusted else None, loaded.layouts)
