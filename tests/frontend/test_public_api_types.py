@@ -26,6 +26,15 @@ def test_a_misspelled_name_still_gets_a_hint_at_run_time():
         tp.reluu
 
 
+@pytest.mark.parametrize("name,hint", [("matmul", "write the matrix product as a @ b"),
+                                       ("float64", "tripy has no float64; use tp.float32"),
+                                       ("cat", "Use tp.concatenate")])
+def test_another_librarys_name_gets_tripys_spelling_not_a_look_alike(name, hint):
+    with pytest.raises(AttributeError) as e:
+        getattr(tp, name)
+    assert hint in str(e.value) and "Did you mean" not in str(e.value)
+
+
 USER_CODE = """
     import numpy as np
     import tripy as tp
