@@ -1,6 +1,7 @@
 """nvtripy 0.1.7 names that tripy had not: tp.config, tp.types, dtype classes and categories, tp.Bounds,
 Tensor.ndim, the logger's severities, tp.Stream / tp.default_stream, Module comparison and printing."""
 
+import inspect
 import io
 import typing
 
@@ -205,3 +206,9 @@ def test_compile_with_tuple_return_annotations():
     exe = tp.compile(f, args=[tp.InputInfo((2,), tp.float32)])
     one, two = exe(tp.Tensor([1.0, 2.0]))
     assert one.tolist() == [2.0, 3.0] and two.tolist() == [2.0, 4.0]
+    assert inspect.signature(exe).return_annotation == typing.Tuple[tp.Tensor, tp.Tensor]
+    # nvtripy's test_compile_preserves_sequence_for_single_output
+    single = tp.compile(lambda a: [tp.relu(a)], args=[tp.InputInfo((2,), tp.float32)])
+    assert inspect.signature(single).return_annotation == typing.Tuple[tp.Tensor]
+    [out] = single(tp.Tensor([-1.0, 2.0]))
+    assert out.tolist() == [0.0, 2.0] and repr(single).endswith("-> Tuple[Tensor]")

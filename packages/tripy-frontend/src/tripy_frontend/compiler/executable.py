@@ -166,7 +166,9 @@ class Executable(Generic[R]):
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
                   for n, info in zip(self._names, self._infos)]
-        self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
+        # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
+        returns = Tuple[tuple([Tensor] * len(self._outputs))] if returns_tuple else Tensor  # type: ignore[misc]
+        self.__signature__ = inspect.Signature(params, return_annotation=returns)
         self._nesting = nesting
         if nesting is not None:  # (the structures are flattened in front of the fast path)
             self._flat_call, self._call = self._call, self._call_nested
@@ -329,7 +331,7 @@ class Executable(Generic[R]):
         return ", ".join(f"{n}: {info}" for n, info in zip(self._names, self._infos))
 
     def __repr__(self) -> str:
-        ret = "Tuple[Tensor, ...]" if self._returns_tuple else "Tensor"
+        ret = f"Tuple[{', '.join(['Tensor'] * len(self._outputs))}]" if self._returns_tuple else "Tensor"
         return f"Executable({self._signature_text()}) -> {ret}"
 
     __str__ = __repr__
