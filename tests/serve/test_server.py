@@ -397,3 +397,6 @@ def test_console_script_options_and_errors(tmp_path):
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert missing.stderr.strip().splitlines() == [
         "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+    missing_lm = run("serve", "--lm", "missing.json")
+    assert missing_lm.returncode != 0 and missing_lm.stderr.strip().splitlines() == [
+        "tripy serve: cannot read 'missing.json': No such file or directory."]

@@ -13,11 +13,13 @@ import logging
 import os
 import sys
 from importlib import metadata
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from tripy_flatir.exceptions import TripyException
 
 from tripy_frontend.compiler.executable import Executable
+
+T = TypeVar("T")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -65,8 +67,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in models:
             sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
-        models[name] = BatchingModel(_load_model(path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
-    lm = LanguageModel.load(args.lm, args.tokenizer) if args.lm else None
+        models[name] = BatchingModel(_loaded(Executable.load, path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
+    lm = _loaded(LanguageModel.load, args.lm, args.tokenizer) if args.lm else None
     app = create_app(models, lm, args.max_body_bytes)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
 
@@ -102,10 +104,15 @@ def command(argv: Optional[List[str]] = None) -> None:
         sys.exit(f"tripy: unknown command '{argv[0]}' (the commands are: serve; see tripy --help)")
 
 
-def _load_model(path: str) -> Executable:
-    """The saved executable at `path`; a one-line error (no traceback) when it cannot be loaded."""
+def _loaded(load: Callable[..., T], *args: Any) -> T:
+    """`load(*args)` (a saved executable, a language model); tripy's message alone (no traceback), and exit,
+    when the file cannot be loaded."""
     try:
-        return Executable.load(path)
+        return load(*args)
     except TripyException as e:  # (its report points at this script's line: the message alone is what helps)
         text = str(e)
         sys.exit(f"tripy serve: {text.split(chr(10) * 2, 1)[-1] if text.startswith('-->') else text}")
+    except OSError as e:
+        sys.exit(f"tripy serve: cannot read '{e.filename or args[0]}': {e.strerror or e}.")
+    except (ValueError, KeyError) as e:
+        sys.exit(f"tripy serve: cannot load '{args[0]}': {e}.")
