@@ -259,6 +259,13 @@ def test_a_forgotten_input_info_is_pointed_out():
         tp.compile(lambda x: x * 2.0, args=[(2, 3)])
     with pytest.raises(tp.TripyException, match=r"(?s)must return a tripy.Tensor.*tp.InputInfo\(\(2, 3\)"):
         tp.compile(lambda x: x * 2, args=[(2, 3)])
+    log, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        tp.compile(lambda x: tp.Tensor(x) * 2, args=[np.ones((2, 3), np.int32)])
+        warned = tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = log
+    assert "'x' was given to tripy.compile as a NumPy array" in warned and "tp.InputInfo((2, 3), tp.int32)" in warned
 
 
 def test_results_are_freed_as_soon_as_they_are_dropped():

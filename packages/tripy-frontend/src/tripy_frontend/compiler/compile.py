@@ -5,8 +5,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from tripy_backend import module_to_bytecode
 from tripy_flatir import stack_info as _stack
+from tripy_flatir import dtypes
 from tripy_flatir.device import CPU
 from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
@@ -64,8 +67,9 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
             LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
             evaluation compiles at 3.
         args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
-            tuples and dicts, which the executable then takes alike), :class:`DimensionInputInfo` s for
-            runtime shape values (the function gets a :class:`DimensionSize`), anything else is baked in.
+            tuples and dicts, which the executable then takes alike; their other entries are baked in, and a
+            call may pass them again or leave them out), :class:`DimensionInputInfo` s for runtime shape
+            values (the function gets a :class:`DimensionSize`), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
     Returns:
@@ -197,10 +201,13 @@ def _missing_input_info_hints(named_args: List[Tuple[str, Any]]) -> List[str]:
     or a tuple of ints (a shape?)."""
     hints = []
     for name, value in named_args:
-        if isinstance(value, Tensor):
-            hints.append(f"'{name}' was given to tripy.compile as a tripy.Tensor, so its value is baked into the "
-                         f"executable as a constant and the executable does not take it. To pass it at each call, "
-                         f"give tp.InputInfo({tuple(value.trace_tensor.shape)}, tp.{value.dtype}) instead.")
+        if isinstance(value, (Tensor, np.ndarray)):
+            what = "a tripy.Tensor" if isinstance(value, Tensor) else "a NumPy array"
+            dtype = value.dtype if isinstance(value, Tensor) else dtypes.from_numpy(value.dtype) or dtypes.float32
+            shape = tuple(value.trace_tensor.shape) if isinstance(value, Tensor) else tuple(value.shape)
+            hints.append(f"'{name}' was given to tripy.compile as {what}, so its value is baked into the executable "
+                         f"as a constant and the executable does not take it. To pass it at each call, give "
+                         f"tp.InputInfo({shape}, tp.{dtype}) instead.")
         elif isinstance(value, (tuple, list)) and value and all(type(v) is int for v in value):
             hints.append(f"'{name}' was given to tripy.compile as {value!r}, which is baked in as a Python value. "
                          f"To declare a runtime input of that shape, give tp.InputInfo({tuple(value)!r}, "
