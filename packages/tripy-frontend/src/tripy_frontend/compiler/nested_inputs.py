@@ -54,6 +54,7 @@ class Nesting:
     def __init__(self, inputs: Dict[str, List[Path]], structures: Dict[str, Any]) -> None:
         self.inputs = inputs
         self.structures = structures
+        self._paths = {p: {path for path, _ in _leaves(s)} for p, s in structures.items()}  # (constants' too)
         self.signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                             for p in inputs])
 
@@ -67,8 +68,7 @@ class Nesting:
         for pname, paths in self.inputs.items():
             got = dict(_leaves(given[pname]))
             # (Constants beside the InputInfos were baked in, as in nvtripy: a call may pass them again, or not.)
-            compiled = dict(_leaves(self.structures[pname]))
-            if any(p not in got for p in paths) or any(p not in compiled for p in got):
+            if any(p not in got for p in paths) or any(p not in self._paths[pname] for p in got):
                 raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
                             f"{self.structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
             leaves += [got[p] for p in paths]
