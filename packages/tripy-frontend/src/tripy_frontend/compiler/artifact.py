@@ -124,7 +124,15 @@ def write(path: str, contents: Contents, producer: str) -> None:
 
 
 def _umask() -> int:
-    """The process's umask (reading it means setting it: set straight back)."""
+    """The process's umask: from /proc on Linux; elsewhere reading it means setting it (set straight back, a
+    moment in which another thread's new file would get 022)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
