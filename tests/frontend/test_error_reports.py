@@ -164,6 +164,12 @@ def test_a_declared_range_the_program_cannot_run_names_the_dim_its_sizes_and_the
     assert "expects input feature dimension (2)" in text and "FlatIR operation ConvolutionOp" in text
     assert "[4, 1, 3, 3]" not in text  # (not every input's shape)
     assert capfd.readouterr().err == ""  # MLIR's diagnostics are in the report, never printed raw
+    # A range whose opt runs compiles; a size it cannot run is refused at the call, with the call's shapes only
+    exe = tp.compile(encode, args=[tp.InputInfo((1, (1, 1, 4), 8, 8), tp.float32)])
+    with pytest.raises(tp.TripyException) as info:
+        exe(tp.ones((1, 3, 8, 8)))
+    assert "cannot run on inputs of shapes [[1, 3, 8, 8]]:" in str(info.value)
+    assert capfd.readouterr().err == ""
 
 
 def _public_classes():

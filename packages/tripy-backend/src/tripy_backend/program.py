@@ -74,6 +74,7 @@ class Program:
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
+        self.runtime_inputs: Optional[int] = None  # how many inputs are the caller's (the rest: baked-in data)
         # (a function of the module, not a bound method: launchers keep it, and a launcher that kept the program
         # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
         # collector instead of going at once)
@@ -267,7 +268,8 @@ class Program:
             return _refined(self.module_bytes, shapes)
         except range_check.Rejected as e:
             what = "is not valid for input shapes" if e.refining else "cannot run on inputs of shapes"
-            raise TripyException(locations.report(f"The program {what} {[list(s) for s in shapes]}", e.messages,
+            shown = shapes[:self.runtime_inputs] if self.runtime_inputs is not None else shapes  # (not the weights')
+            raise TripyException(locations.report(f"The program {what} {[list(s) for s in shown]}", e.messages,
                                                   e.located_at)) from None
 
     def range_error(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],

@@ -18,7 +18,7 @@ def build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[Inp
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
     program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
-                              num_devices=num_devices)
+                              num_devices=num_devices, runtime_inputs=len(infos))
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
         all_dims = dims + [tuple(c.shape) for c in constants]
