@@ -25,8 +25,9 @@ html_static_path: list = []
 # standard library) are not documented here, so they are the only ones allowed to stay unresolved.
 nitpicky = True
 nitpick_ignore_regex = [(r"py:.*", r"(?!tripy).*")]
-# tp.logger.progress returns the logging layer's Progress, an internal helper with no page of its own.
-nitpick_ignore = [("py:class", "tripy_flatir.logging.Progress")]
+# tp.logger.progress returns the logging layer's Progress, an internal helper with no page of its own; R is the
+# type variable of what an executable returns (tp.compile(func: Callable[..., R]) -> Executable[R]), for type checkers.
+nitpick_ignore = [("py:class", "tripy_flatir.logging.Progress"), ("py:class", "tripy_frontend.compiler.executable.R")]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

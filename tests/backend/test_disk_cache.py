@@ -225,3 +225,47 @@ def test_processes_compiling_the_same_program_at_once(tmp_path):
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     assert out.split() == ["1", "0", "0"]
+
+
+def test_size_limit_evicts_the_least_recently_used_entries(cache_dir, monkeypatch):
+    run(1.0)
+    one = os.path.getsize(os.path.join(cache_dir, entries(cache_dir)[0]))
+    monkeypatch.setenv(disk_cache.MAX_SIZE_ENV_VAR, str(int(one * 2.5)))  # room for two entries
+    assert disk_cache.max_size() == int(one * 2.5)
+    run(2.0)
+    first_two = entries(cache_dir)
+    assert len(first_two) == 2 and disk_cache.stats.evictions == 0
+    old = os.stat(os.path.join(cache_dir, first_two[0])).st_mtime_ns
+    for name in first_two:  # both written "long ago"; then the program of offset 1.0 is used again
+        os.utime(os.path.join(cache_dir, name), ns=(old - 10**9, old - 10**9))
+    run(1.0)
+    assert disk_cache.stats.hits == 1
+    run(3.0)  # a third entry: the least recently used one (offset 2.0) goes
+    assert disk_cache.stats.evictions == 1 and len(entries(cache_dir)) == 2
+    monkeypatch.setattr(_xla, "compile", lambda *a, **k: (_ for _ in ()).throw(AssertionError("compiled")))
+    run(1.0)
+    run(3.0)
+    with pytest.raises(Exception, match="compiled"):
+        run(2.0)  # evicted
+
+
+@pytest.mark.parametrize("text,size", [("1000", 1000), ("500M", 500 << 20), ("2GB", 2 << 30), ("1.5k", 1536),
+                                       ("", None), ("lots", None)])
+def test_size_limit_from_the_environment(monkeypatch, text, size):
+    monkeypatch.setattr(disk_cache, "_max_size", disk_cache._UNSET)
+    monkeypatch.setenv(disk_cache.MAX_SIZE_ENV_VAR, text)
+    assert disk_cache.max_size() == size
+    disk_cache.set_max_size(10)  # the API wins over the environment
+    assert disk_cache.max_size() == 10
+    disk_cache.set_max_size(None)
+    assert disk_cache.max_size() is None
+
+
+def test_untrusted_compiled_code_is_never_read(cache_dir, monkeypatch):
+    # entries are native code that the process runs; TRIPY_TRUST_COMPILED_CODE=0 turns reading them off
+    run(1.0)
+    monkeypatch.setenv(disk_cache.TRUST_ENV_VAR, "0")
+    assert not disk_cache.trusted()
+    count = _xla.compilation_count()
+    run(1.0)
+    assert _xla.compilation_count() == count + 1 and disk_cache.stats.hits == 0

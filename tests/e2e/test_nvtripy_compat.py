@@ -78,6 +78,16 @@ def test_dimension_size_in_where_and_split(eager_or_compiled):
     assert np.array_equal(np.asarray(a), x[:2]) and np.array_equal(np.asarray(b), x[2:])
 
 
+def test_where_of_two_sizes_is_a_size(eager_or_compiled):
+    # nvtripy 0.1.7's test_dimension_size_inputs: a size chosen by a rank-0 condition is a DimensionSize
+    out = tp.where(tp.Tensor(True, dtype=tp.bool), tp.DimensionSize(0), tp.DimensionSize(1))
+    assert isinstance(out, tp.DimensionSize) and out.tolist() == 0
+    x = tp.Tensor(np.zeros((3, 4), np.float32))
+    for flag, size in ((True, 3), (False, 4)):
+        out = eager_or_compiled(lambda t, c: tp.where(c, t.shape[0], t.shape[1]) * 2, x, tp.Tensor(flag))
+        assert int(out) == 2 * size
+
+
 def test_shape_compares_with_lists_and_tuples():
     t = tp.ones((2, 3))
     assert t.shape == [2, 3] and t.shape == (2, 3) and t.shape != [3, 2] and not (t.shape != [2, 3])

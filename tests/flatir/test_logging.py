@@ -146,3 +146,29 @@ def test_a_terminal_gets_a_progress_bar_once_work_takes_long():
     assert "compiling things" in shown and "/3" in shown  # the bar, with its count
     assert "thing" in shown  # and what is running now
     assert _stderr_on_a_terminal(delay=30.0).strip() == ""  # short work: no bar at all
+
+
+def test_default_stream_is_stdout_at_write_time(capsys):
+    # nvtripy's logging tests read the log with capsys: the default stream is sys.stdout when the message is
+    # written, not the one there was at import
+    logger.info("Test Message")
+    with logger.indent():
+        logger.info(lambda: "indented")
+    out = capsys.readouterr().out
+    assert "[I] Test Message\n" in out and "    indented" in out
+
+
+@pytest.mark.parametrize("verbosity,trie", [
+    ("info", {"": {"info", "warning", "error"}}),
+    ("flat_ir", {"": {"flat_ir"}}),
+    ({"info", "trace"}, {"": {"info", "warning", "error", "trace"}}),
+    ({"frontend": "error"}, {"frontend": {"": {"error"}}, "": {"error", "warning", "info"}}),
+    ({"frontend/ops": {"error", "timing"}}, {"frontend": {"ops": {"": {"timing", "error"}}},
+                                            "": {"error", "warning", "info"}}),
+])
+def test_verbosity_compares_equal_to_nvtripys_trie(verbosity, trie):
+    with logger.use_verbosity(verbosity):
+        assert logger.verbosity == trie and not logger.verbosity != trie
+    with logger.use_verbosity("info"):  # (still a set of names, too)
+        assert logger.verbosity == {"info", "warning", "error"} and logger.verbosity == {"": {"info", "warning",
+                                                                                               "error"}}

@@ -2,6 +2,7 @@
 baked-in values, argument names and binding, return values, introspection, and the error reports."""
 
 import inspect
+import io
 import re
 
 import numpy as np
@@ -237,6 +238,34 @@ def test_compile_argument_errors():
         tp.compile(lambda x: x, args=[tp.InputInfo((1,), tp.float32), tp.InputInfo((1,), tp.float32)])
     with pytest.raises(tp.TripyException, match="optimization_level must be an int in"):
         tp.compile(lambda x: x, 9, args=[tp.InputInfo((1,), tp.float32)])
+
+
+def test_a_forgotten_input_info_is_pointed_out():
+    # A tensor instead of tp.InputInfo is baked in (nvtripy's semantics), with a warning when the executable
+    # then takes no inputs, and the hint again when it is called with the tensor.
+    log, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        exe = tp.compile(lambda x: x * 2.0, args=[tp.ones((2, 3))])
+        warned = tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = log
+    assert "no argument is a tp.InputInfo" in warned and "tp.InputInfo((2, 3), tp.float32)" in warned
+    with pytest.raises(tp.TripyException, match=r"(?s)takes 0 input\(s\).*inputs are: none.*'x' was given to "
+                                                r"tripy.compile as a tripy.Tensor.*tp.InputInfo\(\(2, 3\), tp.float32\)"):
+        exe(tp.ones((2, 3)))
+    # a shape where the InputInfo belongs: tripy's error with the hint, not the function's raw TypeError
+    with pytest.raises(tp.TripyException, match=r"(?s)raised TypeError: can't multiply sequence.*"
+                                                r"'x' was given to tripy.compile as \(2, 3\).*tp.InputInfo\(\(2, 3\)"):
+        tp.compile(lambda x: x * 2.0, args=[(2, 3)])
+    with pytest.raises(tp.TripyException, match=r"(?s)must return a tripy.Tensor.*tp.InputInfo\(\(2, 3\)"):
+        tp.compile(lambda x: x * 2, args=[(2, 3)])
+    log, tp.logger.stream = tp.logger.stream, io.StringIO()
+    try:
+        tp.compile(lambda x: tp.Tensor(x) * 2, args=[np.ones((2, 3), np.int32)])
+        warned = tp.logger.stream.getvalue()
+    finally:
+        tp.logger.stream = log
+    assert "'x' was given to tripy.compile as a NumPy array" in warned and "tp.InputInfo((2, 3), tp.int32)" in warned
 
 
 def test_results_are_freed_as_soon_as_they_are_dropped():

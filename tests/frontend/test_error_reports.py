@@ -147,6 +147,31 @@ def test_incompatible_dynamic_shapes_at_call_time_map_to_user_code():
     assert "input shapes [[2, 3], [4, 3]]" in text and "not compatible" in text
 
 
+def test_a_declared_range_the_program_cannot_run_names_the_dim_its_sizes_and_the_op(capfd):
+    # (SAM2's memory encoder: 1..4 objects declared, its first convolution takes 1 channel)
+    conv = tp.Conv(1, 4, (3, 3))
+    conv.initialize_dummy_parameters()
+
+    def encode(x):
+        return conv(x)  # MARK-range-conv
+
+    with pytest.raises(tp.TripyException) as info:
+        tp.compile(encode, args=[tp.InputInfo((1, (1, 2, 4), 8, 8), tp.float32)])
+    text = str(info.value)
+    assert f"{__file__}:{_line_of('# MARK-range-conv')}" in text
+    assert ("The declared range of dim 1 of input 'x' (min 1, opt 2, max 4) holds sizes this program cannot run: "
+            "2..4 (it runs for 1):") in text
+    assert "expects input feature dimension (2)" in text and "FlatIR operation ConvolutionOp" in text
+    assert "[4, 1, 3, 3]" not in text  # (not every input's shape)
+    assert capfd.readouterr().err == ""  # MLIR's diagnostics are in the report, never printed raw
+    # A range whose opt runs compiles; a size it cannot run is refused at the call, with the call's shapes only
+    exe = tp.compile(encode, args=[tp.InputInfo((1, (1, 1, 4), 8, 8), tp.float32)])
+    with pytest.raises(tp.TripyException) as info:
+        exe(tp.ones((1, 3, 8, 8)))
+    assert "cannot run on inputs of shapes [[1, 3, 8, 8]]:" in str(info.value)
+    assert capfd.readouterr().err == ""
+
+
 def _public_classes():
     for name in tp.__all__:
         obj = getattr(tp, name)

@@ -97,6 +97,37 @@ def test_save_replaces_an_existing_file(saved, tmp_path):
     assert os.listdir(tmp_path) == ["exe.tpexe"]  # no temporary files left behind
 
 
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_save_honours_the_umask(saved, tmp_path, umask, mode):
+    # as open() would create it: a server running as another user (or a container) can read a 0644 file
+    old = os.umask(umask)
+    try:
+        saved[0].save(str(tmp_path / "exe.tpexe"))
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "exe.tpexe").st_mode & 0o777 == mode
+
+
+def test_load_can_ignore_the_stored_compiled_code(saved, monkeypatch):
+    # The compiled code in a file is run as it is (checksums catch damage, not tampering); not trusting it
+    # compiles the stored StableHLO instead, by argument or for the whole process by the environment.
+    import tripy_backend
+
+    _, path = saved
+    before = tripy_backend.compilation_count()
+    _check_fn(tp.Executable.load(path), 2)
+    assert tripy_backend.compilation_count() == before  # the stored code, trusted by default
+    _check_fn(tp.Executable.load(path, trust_compiled_code=False), 2)
+    assert tripy_backend.compilation_count() > before
+    monkeypatch.setenv("TRIPY_TRUST_COMPILED_CODE", "0")
+    before = tripy_backend.compilation_count()
+    _check_fn(tp.Executable.load(path), 5)
+    assert tripy_backend.compilation_count() > before
+    before = tripy_backend.compilation_count()
+    _check_fn(tp.Executable.load(path, trust_compiled_code=True), 5)  # the argument wins
+    assert tripy_backend.compilation_count() == before
+
+
 def test_save_creates_missing_parent_directories(saved, tmp_path):
     path = tmp_path / "missing" / "nested" / "exe.tpexe"
     saved[0].save(str(path))  # as nvtripy's save does

@@ -34,6 +34,21 @@ def test_from_numpy_dlpack_and_array_protocol():
     assert tp.Tensor(OnlyDLPack(np.array([1, 2], np.int32))).tolist() == [1, 2]
 
 
+def test_numpy2_array_protocol_copy_argument():
+    # NumPy 2: np.array(t) and copy=True give a new, writeable array; np.asarray(t) may share the tensor's
+    # memory (read-only, so the tensor cannot change under tripy); copy=False refuses a conversion that copies.
+    t = tp.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for copied in (np.array(t), np.array(t, copy=True), np.asarray(t, dtype=np.float64)):
+        assert copied.flags.writeable
+        copied[0, 0] = 5
+    assert t.tolist()[0][0] == 0.0
+    shared = np.asarray(t)
+    assert np.shares_memory(shared, np.asarray(t, copy=False)) and not shared.flags.writeable
+    assert np.asarray(t, dtype=np.float32, copy=False).dtype == np.float32  # same dtype: no copy needed
+    with pytest.raises(ValueError, match="needs a copy"):
+        np.asarray(t, dtype=np.float64, copy=False)
+
+
 @pytest.mark.parametrize("view, strides, fix", [
     (lambda a: a.T, "strides [1, 4] (in elements), but row-major data of that shape has strides [3, 1]",
      "np.ascontiguousarray(array)"),

@@ -58,3 +58,12 @@ def test_no_install_hint_names_pypi_tripy():
                  for m in _OLD_NAME.finditer(path.read_text())]
     assert offenders == []
     assert _OLD_NAME.search("raise ... pip install 'tripy[tensorrt]'") and _OLD_NAME.search("uv build --package tripy ")
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guides/getting_started.rst", "docs/guides/flatir.rst"])
+def test_install_commands_define_the_index_they_use(page):
+    # `pip install --index-url $TRIPY_INDEX/simple/ ...` works as written only once TRIPY_INDEX is set: each
+    # install page sets it (and says what it is) before its first use.
+    text = (ROOT / page).read_text()
+    first_use = text.index("$TRIPY_INDEX")
+    assert "export TRIPY_INDEX=" in text[:first_use], page

@@ -62,7 +62,7 @@ def test_five_wheels_run_the_quickstart(wheels, tmp_path):
     python = _fresh_venv(tmp_path / "venv", list(wheels.values()))
     # Run from a directory outside the repository, so only the installed wheels can be imported.
     out = _run(python, [str(ROOT / "examples" / "quickstart.py")], cwd=tmp_path)
-    assert "stablehlo.tanh" in out and "y = [[" in out and "cached re-eval" in out
+    assert "stablehlo.tanh" in out and "y = [[" in out and "cached re-eval" in out and "reused for 3 inputs" in out
     where = _run(python, ["-c", "import tripy, tripy_backend; print(tripy.__file__, tripy_backend.__file__)"],
                  cwd=tmp_path)
     assert str(ROOT) not in where

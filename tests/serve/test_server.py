@@ -212,13 +212,20 @@ BAD = {
     "wrong shape": ("mlp", {"inputs": [tensor("x", rows(2, 5))]}, 400, "dim 1 is 5, but it must be 16"),
     "outside the range": ("mlp", {"inputs": [tensor("x", rows(17))]}, 400,
                           "dim 0 is 17, which is outside the allowed range [1, 16]"),
+    # advice in the protocol's terms (not tripy.cast or NumPy's astype), and only datatypes the server takes
     "wrong dtype": ("mlp", {"inputs": [tensor("x", rows(2), "INT32") | {"data": [1] * 32}]}, 400,
-                    "has data type int32, but the executable expects float32"),
+                    'has datatype INT32, but the model takes it as FP32 (see the model\'s metadata). Send its data '
+                    'with "datatype": "FP32".'),
+    "FP64": ("mlp", {"inputs": [tensor("x", rows(2), "FP64")]}, 400,
+             "datatype 'FP64' is not one this server takes; it takes BOOL, INT8, INT32, INT64, FP16, BF16, FP32, "
+             "and this input is FP32."),
     "data and shape disagree": ("mlp", {"inputs": [tensor("x", rows(2)) | {"shape": [3, 16]}]}, 400,
                                 "has 32 element(s), but its shape [3, 16] needs 48"),
     "missing input": ("rowwise", {"inputs": [tensor("x", rows(1, 3))]}, 400, "Missing input(s): y"),
     "unknown input": ("mlp", {"inputs": [tensor("z", rows(1))]}, 400, "has no input named 'z'"),
-    "unknown datatype": ("mlp", {"inputs": [tensor("x", rows(1), "FP99")]}, 400, "unknown datatype 'FP99'"),
+    "unknown datatype": ("mlp", {"inputs": [tensor("x", rows(1), "FP99")]}, 400,
+                         "unknown datatype 'FP99' is not one this server takes; it takes BOOL, INT8, INT32, INT64, "
+                         "FP16, BF16, FP32, and"),
     "no inputs": ("mlp", {"outputs": []}, 400, "'inputs' list"),
     "unknown model": ("resnet", {"inputs": []}, 404, "Unknown model 'resnet'. This server has: counter, mlp"),
     "malformed JSON": ("mlp", b'{"inputs": [', 400, "not valid JSON"),
@@ -236,6 +243,7 @@ def test_bad_input_gets_a_4xx_with_the_reason_and_the_server_keeps_serving(serve
         assert r.status_code == status, r.text
         assert message in r.json()["error"]
         assert "-->" not in r.json()["error"]  # tripy's message without the server's code frames
+        assert not any(python in r.json()["error"] for python in ("tripy.cast", "astype", "tripy.Tensor("))
         assert c.get("/v2/health/live").status_code == 200
         assert infer(c, "counter", n=np.array([0, 0, 0], np.int32)).status_code == 200
 
@@ -368,3 +376,27 @@ def test_console_script():
     assert "--max-batch" in help_text and "--max-wait-ms" in help_text
     bad = subprocess.run([script, "serve"], capture_output=True, text=True)
     assert bad.returncode == 2 and "give at least one MODEL.tpexe" in bad.stderr
+
+
+def test_console_script_options_and_errors(tmp_path):
+    import subprocess
+
+    script = shutil.which("tripy", path=str(pathlib.Path(sys.executable).parent))
+
+    def run(*args):
+        return subprocess.run([script, *args], capture_output=True, text=True, cwd=tmp_path)
+
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"tripy-inference {tp.__version__}"
+    for flag in ("--help", "-h"):
+        shown = run(flag)
+        assert shown.returncode == 0 and "usage: tripy" in shown.stdout and "serve" in shown.stdout
+    unknown = run("foo")
+    assert unknown.returncode != 0 and "unknown command 'foo'" in unknown.stderr
+    missing = run("serve", "missing.tpexe")
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip().splitlines() == [
+        "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+    missing_lm = run("serve", "--lm", "missing.json")
+    assert missing_lm.returncode != 0 and missing_lm.stderr.strip().splitlines() == [
+        "tripy serve: cannot read 'missing.json': No such file or directory."]

@@ -7,10 +7,14 @@ through here, so a jax/jaxlib upgrade changes this file only.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import operator
+import os
+import sys
+import tempfile
 import threading
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -226,12 +230,44 @@ def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
 
 
 def refine_shapes(module_bytes: bytes) -> bytes:
-    """StableHLO shape refinement: propagate the static argument types through shape arithmetic."""
+    """StableHLO shape refinement: propagate the static argument types through shape arithmetic. The
+    diagnostics jaxlib's C++ prints on the process's stderr go into the error it raises instead (tripy's
+    report gives them once, at the user's line)."""
     import jaxlib._jax as jx
 
-    out = jx.mlir.refine_polymorphic_shapes(module_bytes, enable_shape_assertions=True, validate_static_shapes=True,
-                                            enable_shardy=False)
+    with _native_stderr() as printed:
+        try:
+            out = jx.mlir.refine_polymorphic_shapes(module_bytes, enable_shape_assertions=True,
+                                                    validate_static_shapes=True, enable_shardy=False)
+            error = None
+        except Exception as e:
+            error = e
+    if error is not None:
+        raise RuntimeError("\n".join(part for part in (str(error).strip(), printed[0].strip()) if part)) from None
+    if printed[0]:  # (not ours to keep: e.g. another thread's output meanwhile)
+        os.write(2, printed[0].encode())
     return out if isinstance(out, bytes) else out.encode()
+
+
+_STDERR_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _native_stderr() -> Iterator[List[str]]:
+    """File descriptor 2, where MLIR's and XLA's C++ print diagnostics, redirected to a temporary file for the
+    body; afterwards the list holds what was printed. (Process-wide: keep the body short.)"""
+    printed: List[str] = []
+    with _STDERR_LOCK, tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield printed
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            printed.append(capture.read().decode(errors="replace"))
 
 
 def execute(executable: Any, buffers: Sequence[Any]) -> list:

@@ -14,11 +14,14 @@ module_to_bytecode = bytecode
 
 def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
             optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
-            num_devices: int = 1) -> Program:
+            num_devices: int = 1, runtime_inputs: Optional[int] = None) -> Program:
     """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
     `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
     (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels). `saved`: compiled
     code from ``Program.saved_code`` (of a saved executable), loaded instead of compiled where it fits.
-    `num_devices` > 1: an SPMD program (static shapes; see ``tripy_flatir.sharding.annotate``)."""
+    `num_devices` > 1: an SPMD program (static shapes; see ``tripy_flatir.sharding.annotate``). `runtime_inputs`:
+    how many of the inputs are the caller's (the rest are baked-in data), for error messages."""
     data = module if isinstance(module, (bytes, bytearray)) else module_to_bytecode(module)
-    return Program(bytes(data), input_shapes, device, optimization_level, name, saved, num_devices)
+    program = Program(bytes(data), input_shapes, device, optimization_level, name, saved, num_devices)
+    program.runtime_inputs = runtime_inputs
+    return program

@@ -16,7 +16,15 @@ whatever the environment says). Off by default.
   rebuilt: it never crashes the program. Writing is best effort too: a read-only or full disk only
   costs the recompile.
 
-There is no size limit or eviction; delete the directory (or call ``clear()``) to reclaim space.
+* **Size limit**: ``TRIPY_CACHE_MAX_SIZE`` (bytes, or with a K/M/G suffix: ``500M``; as JAX's
+  ``jax_compilation_cache_max_size``) or ``set_max_size()``. After each write, the least recently used
+  entries (by modification time, which a hit refreshes) are deleted until the entries fit. Unset: no
+  limit; delete the directory (or call ``clear()``) to reclaim space.
+* **Trust**: an entry is native code that this process runs. The checksums catch damage (a truncated or
+  flipped file), not tampering: anyone who can write to the directory can make this process run their
+  code. Keep the directory writable only by you. ``TRIPY_TRUST_COMPILED_CODE=0`` (``trusted()``) makes
+  tripy read no entries (it compiles everything itself; it writes none either) and load no compiled code
+  from saved executables either (see ``tp.Executable.load``).
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ from tripy_flatir.logging import logger
 from tripy_backend import _xla, cpu_plan
 
 ENV_VAR = "TRIPY_CACHE_DIR"
+MAX_SIZE_ENV_VAR = "TRIPY_CACHE_MAX_SIZE"
+TRUST_ENV_VAR = "TRIPY_TRUST_COMPILED_CODE"
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 FORMAT_VERSION = 1
 MAGIC = b"TRIPYXC" + bytes([FORMAT_VERSION])
 _HEADER = struct.Struct("<8s32sQ32s")  # magic, sha256(key), payload length, sha256(payload)
@@ -38,17 +49,18 @@ SUFFIX = ".xc"
 
 _UNSET = object()
 _directory: Any = _UNSET  # set_directory() overrides the environment variable
+_max_size: Any = _UNSET  # set_max_size() overrides the environment variable
 
 
 class Stats:
     """Counters for this process (tests and benchmarks read them)."""
 
     def __init__(self) -> None:
-        self.hits = self.misses = self.bad_entries = self.writes = self.write_errors = 0
+        self.hits = self.misses = self.bad_entries = self.writes = self.write_errors = self.evictions = 0
 
     def __repr__(self) -> str:
         return (f"Stats(hits={self.hits}, misses={self.misses}, bad_entries={self.bad_entries}, "
-                f"writes={self.writes}, write_errors={self.write_errors})")
+                f"writes={self.writes}, write_errors={self.write_errors}, evictions={self.evictions})")
 
 
 stats = Stats()
@@ -65,6 +77,33 @@ def directory() -> Optional[str]:
     if _directory is not _UNSET:
         return _directory
     return os.environ.get(ENV_VAR) or None
+
+
+def set_max_size(size: Optional[int]) -> None:
+    """Keep the cache's entries under `size` bytes (least recently used first out); None: no limit."""
+    global _max_size
+    _max_size = size
+
+
+def max_size() -> Optional[int]:
+    """The size limit in bytes, or None (``TRIPY_CACHE_MAX_SIZE``; an unreadable value is logged, ignored)."""
+    if _max_size is not _UNSET:
+        return _max_size  # type: ignore[no-any-return]
+    text = os.environ.get(MAX_SIZE_ENV_VAR, "").strip().upper().removesuffix("IB").removesuffix("B")
+    if not text:
+        return None
+    unit = text[-1] if text[-1] in _UNITS else ""
+    try:
+        return int(float(text[:len(text) - len(unit)]) * _UNITS[unit])
+    except ValueError:
+        logger.log(f"disk cache: ignoring {MAX_SIZE_ENV_VAR}={os.environ[MAX_SIZE_ENV_VAR]!r} (not a size)", "cache")
+        return None
+
+
+def trusted() -> bool:
+    """Whether compiled code stored in files (cache entries, saved executables) may be loaded and run:
+    ``TRIPY_TRUST_COMPILED_CODE`` unset or not ``0``/``false``/``no``/``off``."""
+    return os.environ.get(TRUST_ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def program_key(module_bytes: bytes, fingerprint: str) -> str:
@@ -97,7 +136,38 @@ class DiskCache:
         if payload is None:
             stats.bad_entries += 1
             logger.log(f"disk cache: ignoring a damaged entry {key[:16]} (it will be rebuilt)", "cache")
+        else:
+            try:  # (used now: the last to be evicted)
+                os.utime(self.path(key))
+            except OSError:
+                pass
         return payload
+
+    def evict(self, limit: int) -> int:
+        """Delete the least recently used entries until the entries take at most `limit` bytes; how many."""
+        found = []
+        for name in os.listdir(self.root):
+            if name.endswith(SUFFIX):
+                try:
+                    st = os.stat(os.path.join(self.root, name))
+                except OSError:
+                    continue
+                found.append((st.st_mtime_ns, name, st.st_size))
+        total = sum(size for _, _, size in found)
+        evicted = 0
+        for _, name, size in sorted(found):
+            if total <= limit:
+                break
+            try:
+                os.unlink(os.path.join(self.root, name))
+            except OSError:
+                continue
+            total -= size
+            evicted += 1
+        if evicted:
+            stats.evictions += evicted
+            logger.log(f"disk cache: evicted {evicted} least recently used entries (limit {limit} bytes)", "cache")
+        return evicted
 
     def store(self, key: str, payload: bytes) -> bool:
         """Write an entry atomically; False (and no exception) if that is not possible."""
@@ -110,6 +180,9 @@ class DiskCache:
             os.replace(tmp, self.path(key))
             tmp = None
             stats.writes += 1
+            limit = max_size()
+            if limit is not None:
+                self.evict(limit)
             return True
         except OSError as e:
             stats.write_errors += 1
@@ -163,7 +236,7 @@ def compile(module_bytes: bytes, platform: str, index: int, optimization_level: 
     docstring). `num_devices` > 1: an SPMD program over that many devices (see ``_xla.compile``)."""
     module_bytes, options = cpu_plan.prepare(module_bytes, platform, optimization_level)
     root = directory()
-    if not root:
+    if not root or not trusted():
         return _xla.compile(module_bytes, platform, index, options, num_devices)
     cache = DiskCache(root)
     key = program_key(module_bytes, f"{cpu_plan.fingerprint(platform, index, optimization_level)};{options}")

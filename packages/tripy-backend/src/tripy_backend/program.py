@@ -37,7 +37,7 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode, context, main_function
-from tripy_backend import _xla, cpu_plan, disk_cache, size_errors
+from tripy_backend import _xla, cpu_plan, disk_cache, range_check, size_errors
 from tripy_backend.devices import compiler_name, platform
 from tripy_backend.ranges import Dim, RangeProgram
 
@@ -74,6 +74,7 @@ class Program:
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
+        self.runtime_inputs: Optional[int] = None  # how many inputs are the caller's (the rest: baked-in data)
         # (a function of the module, not a bound method: launchers keep it, and a launcher that kept the program
         # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
         # collector instead of going at once)
@@ -263,12 +264,28 @@ class Program:
 
     def _specialized_module(self, shapes: Sequence[Tuple[int, ...]]) -> bytes:
         """The module for the static input shapes `shapes` (bytecode, shapes refined)."""
-        headline = f"The program cannot run on inputs of shapes {[list(s) for s in shapes]}"
-        module = _with_input_shapes(self.module_bytes, shapes, headline)
         try:
-            return _xla.refine_shapes(module)  # type: ignore[no-any-return]
-        except Exception as e:
-            raise _error(f"The program is not valid for input shapes {[list(s) for s in shapes]}", [str(e)]) from None
+            return _refined(self.module_bytes, shapes)
+        except range_check.Rejected as e:
+            what = "is not valid for input shapes" if e.refining else "cannot run on inputs of shapes"
+            shown = shapes[:self.runtime_inputs] if self.runtime_inputs is not None else shapes  # (not the weights')
+            raise TripyException(locations.report(f"The program {what} {[list(s) for s in shown]}", e.messages,
+                                                  e.located_at)) from None
+
+    def range_error(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],
+                    labels: Optional[Dict[str, str]] = None) -> Optional[TripyException]:
+        """For a program that does not compile for its declared range: the error naming a dynamic dim (as
+        `labels` describe the variables), the sizes in its range that the program refuses and the op refusing
+        them; None if every size is valid (each dim tried alone, see ``range_check``)."""
+        def check(static_shapes: List[Tuple[int, ...]]) -> None:
+            _refined(self.module_bytes, static_shapes)
+
+        found = range_check.refused_sizes(check, shapes, variables)
+        if found is None:
+            return None
+        name, refused, accepted, rejected = found
+        headline = range_check.headline(name, variables, refused, accepted, (labels or {}).get(name))
+        return TripyException(locations.report(headline, rejected.messages, rejected.located_at))
 
     def _size_error(self, headline: str, message: str) -> TripyException:
         return _size_error(self.module_bytes, headline, message)
@@ -285,7 +302,16 @@ def _error(headline: str, messages: Sequence[str]) -> TripyException:
     return TripyException(locations.report(headline, messages))
 
 
-def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], headline: str) -> bytes:
+def _refined(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
+    """The module for the static input shapes `shapes`, shapes refined; raises range_check.Rejected."""
+    module = _with_input_shapes(module_bytes, shapes)
+    try:
+        return _xla.refine_shapes(module)  # type: ignore[no-any-return]
+    except Exception as e:
+        raise range_check.Rejected([str(e)], refining=True) from None
+
+
+def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
     """The module (bytecode) with its main function's arguments given the static shapes `shapes`,
     verified: inputs whose shapes the program cannot accept together (e.g. ``+`` of dims 2 and 4) are
     reported here, against the user's code."""
@@ -308,7 +334,6 @@ def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], h
             module.operation.verify()
         except ir.MLIRError as e:
             diagnostics = e.error_diagnostics
-            raise TripyException(locations.report(headline, [f"({locations.describe(d.location)}) {d.message}"
-                                                             for d in diagnostics],
-                                                  [str(d.location) for d in diagnostics])) from None
+            raise range_check.Rejected([f"({locations.describe(d.location)}) {d.message}" for d in diagnostics],
+                                       [str(d.location) for d in diagnostics]) from None
         return bytecode(module)

@@ -52,9 +52,49 @@ Verbosity = Union[str, Iterable[str], Dict[str, Any], None]
 
 class VerbositySet(frozenset):
     """The enabled verbosities: those of every path (so ``"mlir" in tp.logger.verbosity`` tells whether any
-    part of tripy dumps MLIR), with the per-path sets in ``per_path`` (longest path first)."""
+    part of tripy dumps MLIR), with the per-path sets in ``per_path`` (longest path first). It also compares
+    equal to nvtripy's form of the verbosity, a trie by path: ``{"": {"info", "warning", "error"}}``,
+    ``{"frontend": {"": {"error"}}, "": {...}}``."""
 
     per_path: Tuple[Tuple[str, frozenset], ...] = ()
+
+    def as_trie(self) -> Dict[str, Any]:
+        """nvtripy's form: the default set under ``""``, each path's set under its parts."""
+        trie: Dict[str, Any] = {"": set(dict(self.per_path).get("", self))}
+        for path, enabled in self.per_path:
+            node = trie
+            for part in path.split("/") if path else []:
+                node = node.setdefault(part, {})
+            node[""] = set(enabled)
+        return trie
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, dict):
+            return self.as_trie() == other
+        return frozenset.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = frozenset.__hash__
+
+
+class _Stdout:
+    """The default log stream: whatever ``sys.stdout`` is when a message is written (as nvtripy prints), so
+    output redirected or captured after ``import tripy`` (pytest's ``capsys``, ``contextlib.redirect_stdout``)
+    gets the log too."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+    def __repr__(self) -> str:
+        return "<tripy log stream: sys.stdout>"
 
 
 class Logger:
@@ -78,7 +118,7 @@ class Logger:
 
     def __init__(self) -> None:
         self._verbosity: frozenset[str] = _from_environment(os.environ.get("TRIPY_LOG", ""))
-        self.stream = sys.stdout
+        self.stream: Any = _Stdout()
         self.enable_color = True
         """Color severities (verbose, warning, error) as nvtripy does, when the stream is a terminal."""
         self._indentation = 0
@@ -102,7 +142,7 @@ class Logger:
             result = VerbositySet(default.union(*per_path.values()))
             result.per_path = tuple(sorted(per_path.items(), key=lambda kv: -len(kv[0]))) + (("", default),)
             return result
-        return cls._normalize_one(verbosity)
+        return VerbositySet(cls._normalize_one(verbosity))
 
     @staticmethod
     def _normalize_one(verbosity: Any) -> frozenset[str]:

@@ -21,6 +21,24 @@ PUBLIC_API: Dict[str, Any] = {}
 DOCUMENT_UNDER: Dict[str, str] = {}
 
 
+# Names users of NumPy, PyTorch and JAX reach for at ``tripy.<name>`` that tripy (like nvtripy) spells another way or
+# does not have, and what to write instead: ``tripy.__getattr__`` says so rather than suggest a look-alike name.
+_NO_FLOAT64 = "tripy has no float64; use tp.float32 (or tp.float16 / tp.bfloat16)."
+_PRODUCT = "tripy has no {}: write the matrix product as a @ b."
+OTHER_LIBRARY_NAMES: Dict[str, str] = {
+    "matmul": _PRODUCT.format("matmul"), "mm": _PRODUCT.format("mm"), "bmm": _PRODUCT.format("bmm"),
+    "dot": _PRODUCT.format("dot"), "float64": _NO_FLOAT64, "double": _NO_FLOAT64,
+    "float": "Use tp.float32.", "half": "Use tp.float16.", "long": "Use tp.int64.", "int": "Use tp.int32.",
+    "int16": "tripy has no int16; use tp.int32 (or tp.int8).",
+    "uint8": "tripy has no unsigned types; use tp.int32 (or tp.int8 where values fit).",
+    "cat": "Use tp.concatenate(tensors, dim).", "concat": "Use tp.concatenate(tensors, dim).",
+    "clip": "Use tp.minimum(tp.maximum(x, low), high).", "clamp": "Use tp.minimum(tp.maximum(x, low), high).",
+    "astype": "Use tp.cast(x, dtype).", "to": "Use tp.cast(x, dtype) for a dtype, tp.copy(x, device) for a device.",
+    "view": "Use tp.reshape(x, shape).", "pow": "Use x ** y.", "mul": "Use x * y.", "add": "Use x + y.",
+    "sub": "Use x - y.", "div": "Use x / y.",
+}
+
+
 def public_class(document_under: str, name: Optional[str] = None) -> Callable[[C], C]:
     """Register a class as ``tripy.<name>`` (default: its own name), on the API reference's page `document_under`.
     Its constructor's arguments are checked against their annotations, unless the class opts out because

@@ -246,8 +246,18 @@ _to_device = memory.to_device
 _FROM_NUMPY = {d.numpy_dtype: d for d in dtypes.ALL_DTYPES if d.numpy_dtype is not None}
 
 
+if TYPE_CHECKING:
+    # Type checkers see a DimensionSize as an int too (``n: int = x.shape[0]``, ``range(x.shape[0])``), as
+    # it behaves: it converts, indexes and compares as one. (At run time it is a Tensor only: an int base
+    # would give it a second memory layout.)
+    class _SizeBase(Tensor, int):  # type: ignore[misc]
+        pass
+else:
+    _SizeBase = Tensor
+
+
 @public_class(document_under="tensors")
-class DimensionSize(Tensor):
+class DimensionSize(_SizeBase):
     """The size of one dimension: a rank-0 int32 tensor. Static sizes behave like Python ints, and every
     size prints as a number.
 

@@ -4,7 +4,7 @@ Kept apart from ``tensor.py``, which builds tensors and knows their metadata wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -80,9 +80,17 @@ def __dlpack_device__(self: Tensor) -> Any:
     return self._buffer().__dlpack_device__()
 
 
-def __array__(self: Tensor, dtype: Any = None, copy: Any = None) -> np.ndarray:
+def __array__(self: Tensor, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+    """NumPy 2's array protocol: ``copy=True`` (``np.array(t)``) returns a new, writeable array;
+    ``copy=None`` (``np.asarray(t)``) may share the tensor's memory, read-only; ``copy=False`` shares it
+    or raises ValueError when a copy is needed (a different dtype)."""
     array = self._numpy()
-    return array if dtype is None else array.astype(dtype)
+    if dtype is not None and np.dtype(dtype) != array.dtype:
+        if copy is False:
+            raise ValueError(f"Converting a {self.dtype} tensor to {np.dtype(dtype)} needs a copy, but copy=False "
+                             f"was given. Use np.asarray(t, dtype) to allow the copy.")
+        return array.astype(dtype)  # (a new array, writeable)
+    return array.copy() if copy else array
 
 
 def __bool__(self: Tensor) -> bool:

@@ -104,6 +104,7 @@ from tripy_frontend.ops.zeros import zeros as zeros, zeros_like as zeros_like
 from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
+from tripy_frontend.public_names import OTHER_LIBRARY_NAMES as _OTHER_LIBRARY_NAMES
 from tripy_importers import from_torch as from_torch
 
 # The importers live above the frontend (tripy-importers); their entry points join the frontend's public names.
@@ -117,6 +118,8 @@ if not _typing.TYPE_CHECKING:  # (hidden from type checkers, which would otherwi
     def __getattr__(name: str) -> _typing.Any:
         close = _difflib.get_close_matches(name, __all__, n=1)
         hint = f" Did you mean: 'tripy.{close[0]}'?" if close else ""
+        if name in _OTHER_LIBRARY_NAMES:  # (another library's spelling: what to write in tripy, not a look-alike)
+            hint = f" {_OTHER_LIBRARY_NAMES[name]}"
         raise AttributeError(f"Module: 'tripy' does not have attribute: '{name}'.{hint}")
 
 

@@ -108,6 +108,7 @@ def write(path: str, contents: Contents, producer: str) -> None:
     os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
     fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # (mkstemp's file is 0600: the file gets the mode open() would give)
         with os.fdopen(fd, "wb") as f:
             with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
                 z.writestr(HEADER, json.dumps(header, indent=1))
@@ -120,6 +121,21 @@ def write(path: str, contents: Contents, producer: str) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process's umask: from /proc on Linux; elsewhere reading it means setting it (set straight back, a
+    moment in which another thread's new file would get 022)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read(path: str) -> Contents:

@@ -3,7 +3,7 @@ for the whole declared range of a dynamic program, so that calls in range do not
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Dict, Sequence
 
 from tripy_backend import Program
 from tripy_backend import compile as backend_compile
@@ -18,11 +18,28 @@ def build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[Inp
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
     program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
-                              num_devices=num_devices)
+                              num_devices=num_devices, runtime_inputs=len(infos))
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        if program.compile_range(dims + [tuple(c.shape) for c in constants], variables):
+        all_dims = dims + [tuple(c.shape) for c in constants]
+        if program.compile_range(all_dims, variables):
             program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
         else:
+            error = program.range_error(all_dims, variables, _labels(names, infos))  # (sizes the program refuses)
+            if error is not None:
+                raise error
             program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
     return program
+
+
+def _labels(names: Sequence[str], infos: Sequence[InputInfo]) -> Dict[str, str]:
+    """Each range variable (``range_dims``) in words: "dim 1 of input 'x'", or a named dim and its first use."""
+    labels: Dict[str, str] = {}
+    for name, info in zip(names, infos):
+        b = info.shape_bounds
+        for d in range(info.rank):
+            if b.min[d] != b.max[d]:
+                var = info.dimension_names.get(d, f"{name}[{d}]")
+                where = f"dim {d} of input '{name}'"
+                labels.setdefault(var, where if var == f"{name}[{d}]" else f"the dimension '{var}' ({where})")
+    return labels

@@ -5,10 +5,13 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from tripy_backend import module_to_bytecode
 from tripy_flatir import stack_info as _stack
+from tripy_flatir import dtypes
 from tripy_flatir.device import CPU
-from tripy_flatir.exceptions import raise_error
+from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
 from tripy_flatir.sharding import annotate
 from tripy_trace.ops.placeholder import Placeholder
@@ -18,7 +21,7 @@ from tripy_trace.ops.sharding_constraint import ShardingConstraint
 from tripy_trace.trace import Trace, topological_order
 from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler import spmd
-from tripy_frontend.compiler.executable import Executable
+from tripy_frontend.compiler.executable import Executable, R
 from tripy_frontend.compiler.hoisting import hoist_constants
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.nested_inputs import flatten, has_nested_inputs
@@ -28,14 +31,17 @@ from tripy_frontend.export import public_api
 
 
 @public_api(document_under="compile")
-def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequence[Any] = (),
-            kwargs: Optional[Dict[str, Any]] = None) -> Executable:
+def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequence[Any] = (),
+            kwargs: Optional[Dict[str, Any]] = None) -> Executable[R]:
     """Compile a function or :class:`tripy.Module` into an :class:`Executable`.
 
     The function is called once, with a symbolic tensor for each :class:`InputInfo` in `args` /
     `kwargs`; those become the executable's runtime inputs (in the function's parameter order).
     Every other argument (Python numbers, tensors, anything else) is baked in: tensors that hold
     data enter the program as arguments bound inside the executable, never as literals in it.
+    As in nvtripy, a tensor given in place of an InputInfo (``args=[tp.ones((2, 3))]``) is baked in
+    too; since that is usually a forgotten InputInfo, tripy warns when the executable ends up taking no
+    inputs, and a call with the wrong inputs says which arguments were baked in.
 
     Dims given as ``(min, opt, max)`` are dynamic: the program is shape-polymorphic, and
     ``x.shape[d]`` is a run-time :class:`DimensionSize` that tripy ops (reshape, full, slicing,
@@ -61,8 +67,9 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
             LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
             evaluation compiles at 3.
         args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
-            tuples and dicts, which the executable then takes alike), :class:`DimensionInputInfo` s for
-            runtime shape values (the function gets a :class:`DimensionSize`), anything else is baked in.
+            tuples and dicts, which the executable then takes alike; their other entries are baked in, and a
+            call may pass them again or leave them out), :class:`DimensionInputInfo` s for runtime shape
+            values (the function gets a :class:`DimensionSize`), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
 
     Returns:
@@ -102,10 +109,15 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
 
     # (Each stage is logged as it starts on the "compile" topic; on a terminal, a bar once it takes a second.)
+    named_args = list(zip(_positional_names(signature, len(args)), args)) + list(kwargs.items())
+    hints = _missing_input_info_hints(named_args)
     with logger.progress(f"tripy.compile({fname})", 4) as progress:
         with progress.step(f"tracing {fname}"), tracing(fname):
-            result = func(*call_args, **call_kwargs)
-        outputs, returns_tuple = _outputs_of(result, fname, where)
+            result = _trace_call(func, call_args, call_kwargs, fname, where, hints)
+        outputs, returns_tuple = _outputs_of(result, fname, where, hints)
+        if hints and not inputs.names:  # (nvtripy bakes them in silently; an executable of no inputs is rarely meant)
+            logger.warning("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n"
+                           + "\n".join(hints))
         with progress.step("evaluating what depends on baked-in data only"):
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
@@ -121,7 +133,7 @@ def compile(func: Callable[..., Any], optimization_level: int = 3, *, args: Sequ
         with progress.step("compiling"):
             return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
                                       returns_tuple, device, optimization_level, f"tripy.compile({fname})",
-                                      layouts=layouts, nesting=nesting)
+                                      layouts=layouts, nesting=nesting, hints=hints)
 
 
 def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],
@@ -184,7 +196,40 @@ def _keyword_order(signature: Optional[inspect.Signature], kwargs: Dict[str, Any
     return sorted(kwargs, key=lambda k: order.get(k, len(order)))
 
 
-def _outputs_of(result: Any, fname: str, where: Any) -> Tuple[List[Tensor], bool]:
+def _missing_input_info_hints(named_args: List[Tuple[str, Any]]) -> List[str]:
+    """Hints for arguments that look like a forgotten tp.InputInfo: a tensor (baked in, as nvtripy does)
+    or a tuple of ints (a shape?)."""
+    hints = []
+    for name, value in named_args:
+        if isinstance(value, (Tensor, np.ndarray)):
+            what = "a tripy.Tensor" if isinstance(value, Tensor) else "a NumPy array"
+            dtype = value.dtype if isinstance(value, Tensor) else dtypes.from_numpy(value.dtype) or dtypes.float32
+            shape = tuple(value.trace_tensor.shape) if isinstance(value, Tensor) else tuple(value.shape)
+            hints.append(f"'{name}' was given to tripy.compile as {what}, so its value is baked into the executable "
+                         f"as a constant and the executable does not take it. To pass it at each call, give "
+                         f"tp.InputInfo({shape}, tp.{dtype}) instead.")
+        elif isinstance(value, (tuple, list)) and value and all(type(v) is int for v in value):
+            hints.append(f"'{name}' was given to tripy.compile as {value!r}, which is baked in as a Python value. "
+                         f"To declare a runtime input of that shape, give tp.InputInfo({tuple(value)!r}, "
+                         f"tp.float32).")
+    return hints
+
+
+def _trace_call(func: Callable[..., Any], args: List[Any], kwargs: Dict[str, Any], fname: str, where: Any,
+                hints: List[str]) -> Any:
+    """`func` called on the symbolic inputs; a Python error it raises is reported as tripy's, with `hints`,
+    when some argument looks like a forgotten tp.InputInfo (``args=[(2, 3)]``)."""
+    try:
+        return func(*args, **kwargs)
+    except TripyException:
+        raise
+    except Exception as e:
+        if not hints:
+            raise
+        raise_error(f"tripy.compile: calling '{fname}' raised {type(e).__name__}: {e}", where, hints)
+
+
+def _outputs_of(result: Any, fname: str, where: Any, hints: Sequence[str] = ()) -> Tuple[List[Tensor], bool]:
     """The traced function's result as (output tensors, whether it returned a tuple or list)."""
     if isinstance(result, Tensor):
         return [result], False
@@ -194,7 +239,7 @@ def _outputs_of(result: Any, fname: str, where: Any) -> Tuple[List[Tensor], bool
     if isinstance(result, (list, tuple)):
         got = f"a {got} of " + (", ".join(type(r).__name__ for r in result) or "nothing")
     raise_error(f"tripy.compile: '{fname}' must return a tripy.Tensor or a non-empty tuple or list of them, "
-                f"but it returned {got}.", where)
+                f"but it returned {got}.", where, list(hints))
 
 
 def _trace_of(outputs: List[Tensor], placeholders: List[Tensor], fname: str, where: Any) -> Tuple[Trace, Any]:

@@ -17,9 +17,10 @@ import difflib
 import inspect
 import operator
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar,
+                    Union)
 
-from tripy_backend import Program, memory, portable
+from tripy_backend import Program, disk_cache, memory, portable
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
@@ -46,8 +47,13 @@ import tripy_frontend
 _MAX_SIGNATURES = Program.MAX_SPECIALIZATIONS
 
 
+# What calling an executable returns, for type checkers: what the compiled function returns (``tp.compile``'s
+# ``Callable[..., R]``), so ``np.from_dlpack(exe(x))`` checks; Any for a loaded one.
+R = TypeVar("R")
+
+
 @public_api(document_under="compile")
-class Executable:
+class Executable(Generic[R]):
     """A function compiled by :func:`tripy.compile`. Call it with :class:`tripy.Tensor` s for the
     runtime inputs (the arguments that were given as :class:`InputInfo` s) and a
     :class:`tripy.DimensionSize` (or an int) for each :class:`DimensionInputInfo`, positionally or by
@@ -99,6 +105,7 @@ class Executable:
     _call: Callable[..., Any]
     _flat_call: Callable[..., Any]
     _nesting: Optional[Nesting]  # the structures (lists, tuples, dicts) the runtime inputs come in, if any
+    _hints: Tuple[str, ...]  # added to the report of a call with the wrong inputs (see tp.compile)
     _stream: Optional[Stream]
     __signature__: inspect.Signature
 
@@ -110,13 +117,16 @@ class Executable:
     def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
                 outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
                 optimization_level: int, what: str = "program", saved: Any = None,
-                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None) -> "Executable":
+                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None,
+                hints: Sequence[str] = ()) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
         split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
-        the executable takes its runtime inputs in (``compiler/nested_inputs.py``)."""
+        the executable takes its runtime inputs in (``compiler/nested_inputs.py``); `hints`: added to the
+        report of a call with the wrong inputs (arguments of tp.compile that look like a forgotten InputInfo)."""
         self = cls.__new__(cls)
+        self._hints = tuple(hints)
         self._layouts = list(layouts) if layouts is not None else None
         self._program = build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
                                        spmd.num_devices(layouts))
@@ -156,7 +166,9 @@ class Executable:
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
                   for n, info in zip(self._names, self._infos)]
-        self.__signature__ = inspect.Signature(params, return_annotation=tuple if returns_tuple else Tensor)
+        # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
+        returns = Tuple[tuple([Tensor] * len(self._outputs))] if returns_tuple else Tensor  # type: ignore[misc]
+        self.__signature__ = inspect.Signature(params, return_annotation=returns)
         self._nesting = nesting
         if nesting is not None:  # (the structures are flattened in front of the fast path)
             self._flat_call, self._call = self._call, self._call_nested
@@ -165,7 +177,7 @@ class Executable:
 
     # ---- calling ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:
-        def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]: ...
+        def __call__(self, *args: Any, **kwargs: Any) -> R: ...
     else:
         # Python looks __call__ up on the type: this property hands out the executable's generated call
         # (see fast_call), so that `exe(x)` runs it with no frame of Executable's own in between.
@@ -247,7 +259,8 @@ class Executable:
         names = self._names
 
         def fail(message: str) -> NoReturn:
-            raise_error(message, _stack.capture(), [f"The executable's inputs are: {self._signature_text()}."])
+            raise_error(message, _stack.capture(),
+                        [f"The executable's inputs are: {self._signature_text() or 'none'}.", *self._hints])
 
         if len(args) > len(names):
             fail(f"The executable takes {len(names)} input(s), but {len(args)} positional arguments were given.")
@@ -318,7 +331,7 @@ class Executable:
         return ", ".join(f"{n}: {info}" for n, info in zip(self._names, self._infos))
 
     def __repr__(self) -> str:
-        ret = "Tuple[Tensor, ...]" if self._returns_tuple else "Tensor"
+        ret = f"Tuple[{', '.join(['Tensor'] * len(self._outputs))}]" if self._returns_tuple else "Tensor"
         return f"Executable({self._signature_text()}) -> {ret}"
 
     __str__ = __repr__
@@ -365,12 +378,22 @@ class Executable:
             raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
 
     @staticmethod
-    def load(path: str) -> "Executable":
+    def load(path: str, *, trust_compiled_code: Optional[bool] = None) -> "Executable[Any]":
         """Load an executable saved with :meth:`save`. The file is fully validated first; a missing,
         truncated, corrupted or foreign file raises :class:`tripy.TripyException` saying why.
 
+        The file holds the program as portable StableHLO and, when it was saved by the same compiler on
+        the same kind of host, its compiled code, which is used instead of compiling. That code is run as
+        it is: the file's checksums catch damage, not tampering, so load compiled code only from files you
+        trust as you would trust a Python module. ``trust_compiled_code=False`` ignores it and compiles the
+        StableHLO (for every declared range, as :func:`tripy.compile` does).
+
         Args:
             path: The file to load.
+            trust_compiled_code: Whether to run the compiled code stored in the file (when it matches this
+                compiler and host). None (the default): yes, unless the environment variable
+                ``TRIPY_TRUST_COMPILED_CODE`` is ``0``, which also keeps the disk cache
+                (``TRIPY_CACHE_DIR``) from loading compiled code.
 
         .. code-block:: python
 
@@ -386,6 +409,10 @@ class Executable:
         path = saved_file.file_path(path, "tripy.Executable.load", where)
         loaded = saved_file.load(path, where)
         c = loaded.contents
+        trusted = disk_cache.trusted() if trust_compiled_code is None else bool(trust_compiled_code)
+        if c.compiled is not None and not trusted:
+            logger.log(f"[compile] tripy.Executable.load: ignoring the compiled code in '{path}' (not trusted): "
+                       "compiling its StableHLO", "compile")
         return Executable._create(loaded.module_bytes, c.names, c.infos, loaded.constants, c.outputs, c.returns_tuple,
-                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'", c.compiled,
-                                  loaded.layouts)
+                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'",
+                                  c.compiled if trusted else None, loaded.layouts)

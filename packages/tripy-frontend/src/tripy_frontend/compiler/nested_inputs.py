@@ -5,7 +5,9 @@
 
 The function is compiled as one taking the leaves (named ``a_x``, ``b_0`` after the parameter and the
 path, ``flatten``); the executable takes the same structures and flattens them (``Nesting``, which
-``Executable`` holds). (A saved and loaded executable takes the leaves.)"""
+``Executable`` holds). Other leaves (``{"x": tp.InputInfo(...), "scale": 2.0}``) are constants baked into
+the program, as in nvtripy: a call may pass them again (their values are not read) or leave them out.
+(A saved and loaded executable takes the leaves.)"""
 
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class Nesting:
     def __init__(self, inputs: Dict[str, List[Path]], structures: Dict[str, Any]) -> None:
         self.inputs = inputs
         self.structures = structures
+        self._paths = {p: {path for path, _ in _leaves(s)} for p, s in structures.items()}  # (constants' too)
         self.signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                             for p in inputs])
 
@@ -64,8 +67,8 @@ class Nesting:
         leaves = []
         for pname, paths in self.inputs.items():
             got = dict(_leaves(given[pname]))
-            missing = [p for p in paths if p not in got]
-            if missing or len(got) != len(paths):
+            # (Constants beside the InputInfos were baked in, as in nvtripy: a call may pass them again, or not.)
+            if any(p not in got for p in paths) or any(p not in self._paths[pname] for p in got):
                 raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
                             f"{self.structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
             leaves += [got[p] for p in paths]

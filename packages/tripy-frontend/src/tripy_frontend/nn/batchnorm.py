@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tripy_flatir import dtypes
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.convolution import scaled_convolution
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, per_channel
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.rsqrt import rsqrt
@@ -40,13 +38,13 @@ class BatchNorm(Module):
     """The data type of the parameters and of the computation."""
     eps: float
     """Added to the variance to avoid division by zero."""
-    weight: Any
+    weight: Tensor
     r"""The :math:`\gamma` parameter, of shape ``[num_features]``."""
-    bias: Any
+    bias: Tensor
     r"""The :math:`\beta` parameter, of shape ``[num_features]``."""
-    running_mean: Any
+    running_mean: Tensor
     r"""The precomputed mean :math:`\mu`, of shape ``[num_features]``."""
-    running_var: Any
+    running_var: Tensor
     r"""The precomputed variance :math:`\sigma^2`, of shape ``[num_features]``."""
 
     def __init__(self, num_features: int, dtype: dtypes.dtype = dtypes.float32, eps: float = 1e-5) -> None:
@@ -60,10 +58,10 @@ class BatchNorm(Module):
         self.num_features = check_int_arg(num_features, "tp.BatchNorm: num_features")
         self.dtype = check_float_dtype(dtype, "tp.BatchNorm")
         self.eps = float(eps)
-        self.weight = DefaultParameter((num_features,), dtype)
-        self.bias = DefaultParameter((num_features,), dtype)
-        self.running_mean = DefaultParameter((num_features,), dtype)
-        self.running_var = DefaultParameter((num_features,), dtype)
+        self.weight = unset((num_features,), dtype)
+        self.bias = unset((num_features,), dtype)
+        self.running_mean = unset((num_features,), dtype)
+        self.running_var = unset((num_features,), dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """

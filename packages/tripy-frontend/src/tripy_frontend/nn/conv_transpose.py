@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.convolution import check_conv_args, convolution
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_float_dtype
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.permute import permute
@@ -49,9 +49,9 @@ class ConvTranspose(Module):
     """The number of groups: input and output channels are split into this many groups, connected pairwise."""
     dilation: Sequence[int]
     """The spacing between kernel elements along each spatial dim."""
-    weight: Any
+    weight: Tensor
     """The kernel, of shape ``[in_channels, out_channels / groups, *kernel_dims]``."""
-    bias: Any
+    bias: Optional[Tensor]
     """The bias, of shape ``[out_channels]``, or None."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_dims: Sequence[int],
@@ -80,8 +80,8 @@ class ConvTranspose(Module):
         self.dtype = check_float_dtype(dtype, "tp.ConvTranspose")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_dims, self.padding, self.stride, self.groups, self.dilation = kernel, pads, strides, g, dilations
-        self.weight = DefaultParameter((in_channels, out_channels // g, *kernel), dtype)
-        self.bias = DefaultParameter((out_channels,), dtype) if bias else None
+        self.weight = unset((in_channels, out_channels // g, *kernel), dtype)
+        self.bias = unset((out_channels,), dtype) if bias else None
 
     def forward(self, input: Tensor) -> Tensor:
         """

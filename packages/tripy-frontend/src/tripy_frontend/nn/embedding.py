@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import dtype_rules, public_api
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_float_dtype, check_int_arg
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.gather import gather
@@ -37,7 +35,7 @@ class Embedding(Module):
     """The size of each vector."""
     dtype: dtypes.dtype
     """The data type of the table."""
-    weight: Any
+    weight: Tensor
     """The table, of shape ``[num_embeddings, embedding_dim]``."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, dtype: dtypes.dtype = dtypes.float32) -> None:
@@ -51,7 +49,7 @@ class Embedding(Module):
         self.num_embeddings = check_int_arg(num_embeddings, "tp.Embedding: num_embeddings")
         self.embedding_dim = check_int_arg(embedding_dim, "tp.Embedding: embedding_dim")
         self.dtype = check_float_dtype(dtype, "tp.Embedding")
-        self.weight = DefaultParameter((num_embeddings, embedding_dim), dtype)
+        self.weight = unset((num_embeddings, embedding_dim), dtype)
 
     @dtype_rules({"x": "T1"}, {"T1": (dtypes.int32, dtypes.int64)}, name="tp.Embedding")
     def forward(self, x: Tensor) -> Tensor:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
     per_channel
 from tripy_frontend.tensor import Tensor
@@ -43,9 +41,9 @@ class GroupNorm(Module):
     """The number of channels (dim 1) of the input."""
     dtype: dtypes.dtype
     """The data type of the parameters and of the computation."""
-    weight: Any
+    weight: Tensor
     r"""The :math:`\gamma` parameter, of shape ``[num_channels]``."""
-    bias: Any
+    bias: Tensor
     r"""The :math:`\beta` parameter, of shape ``[num_channels]``."""
     eps: float
     """Added to the variance to avoid division by zero."""
@@ -69,8 +67,8 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.dtype = check_float_dtype(dtype, "tp.GroupNorm")
         self.eps = float(eps)
-        self.weight = DefaultParameter((num_channels,), dtype)
-        self.bias = DefaultParameter((num_channels,), dtype)
+        self.weight = unset((num_channels,), dtype)
+        self.bias = unset((num_channels,), dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tripy_flatir import dtypes
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
     per_channel
 from tripy_frontend.tensor import Tensor
@@ -37,9 +35,9 @@ class InstanceNorm(Module):
     """The number of channels (dim 1) of the input."""
     dtype: dtypes.dtype
     """The data type of the parameters and of the computation."""
-    weight: Any
+    weight: Tensor
     r"""The :math:`\gamma` parameter, of shape ``[num_channels]``."""
-    bias: Any
+    bias: Tensor
     r"""The :math:`\beta` parameter, of shape ``[num_channels]``."""
     eps: float
     """Added to the variance to avoid division by zero."""
@@ -55,8 +53,8 @@ class InstanceNorm(Module):
         self.num_channels = check_int_arg(num_channels, "tp.InstanceNorm: num_channels")
         self.dtype = check_float_dtype(dtype, "tp.InstanceNorm")
         self.eps = float(eps)
-        self.weight = DefaultParameter((num_channels,), dtype)
-        self.bias = DefaultParameter((num_channels,), dtype)
+        self.weight = unset((num_channels,), dtype)
+        self.bias = unset((num_channels,), dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple, Union
+from typing import Sequence, Tuple, Union
 
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter
+from tripy_frontend.nn.parameter import unset
 from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_arg, in_float32, normalize
 from tripy_frontend.tensor import Tensor
 
@@ -37,9 +37,9 @@ class LayerNorm(Module):
     """The data type of the parameters and of the computation."""
     normalized_shape: Tuple[int, ...]
     """The shape of the trailing dims that are normalized."""
-    weight: Any
+    weight: Tensor
     r"""The :math:`\gamma` parameter, of shape ``normalized_shape``."""
-    bias: Any
+    bias: Tensor
     r"""The :math:`\beta` parameter, of shape ``normalized_shape``."""
     eps: float
     """Added to the variance to avoid division by zero."""
@@ -60,8 +60,8 @@ class LayerNorm(Module):
             check_int_arg(d, "tp.LayerNorm: each dim of normalized_shape")
         self.dtype = check_float_dtype(dtype, "tp.LayerNorm")
         self.normalized_shape = shape
-        self.weight = DefaultParameter(shape, dtype)
-        self.bias = DefaultParameter(shape, dtype)
+        self.weight = unset(shape, dtype)
+        self.bias = unset(shape, dtype)
         self.eps = float(eps)
 
     def forward(self, x: Tensor) -> Tensor:

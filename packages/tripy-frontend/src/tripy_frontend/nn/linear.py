@@ -9,7 +9,7 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
-from tripy_frontend.nn.parameter import DefaultParameter, OptionalParameter
+from tripy_frontend.nn.parameter import unset, unset_optional
 from tripy_frontend.nn.utils import check_float_dtype, check_input, check_int_arg
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.reshape import reshape
@@ -47,17 +47,17 @@ class Linear(Module):
 
     dtype: dtypes.dtype
     """The data type of the parameters and of the computation."""
-    weight: Any
+    weight: Tensor
     r"""The :math:`W` matrix, of shape ``[out_features, in_features]``."""
-    bias: Any
+    bias: Optional[Tensor]
     """The bias, of shape ``[out_features]``, or None."""
     quant_dtype: Optional[dtypes.dtype]
     """The data type the weight is quantized to, or None."""
     weight_quant_dim: Optional[int]
     """The weight dimension that per-channel quantization scales run along (None: per tensor / block-wise)."""
-    weight_scale: Any
+    weight_scale: Optional[Tensor]
     """The weight quantization scale (only with quant_dtype)."""
-    input_scale: Any
+    input_scale: Optional[Tensor]
     """The input quantization scale, a scalar (optional; only with quant_dtype)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: dtypes.dtype = dtypes.float32,
@@ -77,8 +77,8 @@ class Linear(Module):
         self.dtype = check_float_dtype(dtype, "tp.Linear")
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = DefaultParameter((out_features, in_features), dtype)
-        self.bias = DefaultParameter((out_features,), dtype) if bias else None
+        self.weight = unset((out_features, in_features), dtype)
+        self.bias = unset((out_features,), dtype) if bias else None
         if quant_dtype is not None and quant_dtype not in _QUANT_TYPES:
             raise_error(f"tp.Linear: quant_dtype must be one of int8, float8, int4, but got {quant_dtype!r}.",
                         _stack.capture())
@@ -94,8 +94,8 @@ class Linear(Module):
                 scale_shape: Optional[tuple] = ((out_features, in_features)[weight_quant_dim],)
             else:
                 scale_shape = None if quant_dtype is dtypes.int4 else ()  # int4: per tensor or block-wise
-            self.weight_scale = DefaultParameter(scale_shape, dtype)
-            self.input_scale = OptionalParameter((), dtype)
+            self.weight_scale = unset(scale_shape, dtype)
+            self.input_scale = unset_optional((), dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """

@@ -12,7 +12,8 @@ import difflib
 import inspect
 import math
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, ParamSpec, Protocol, Sequence, Set,
+                    Tuple, TypeVar)
 
 import numpy as np
 
@@ -125,6 +126,17 @@ class _ForwardSignature:
         return None
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R", covariant=True)
+
+
+class _HasForward(Protocol[_P, _R]):
+    """A module as type checkers see it when it is called: calling it takes and returns what its
+    ``forward`` does (``tp.Linear(3, 2)(x)`` is a Tensor)."""
+
+    def forward(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
+
+
 @public_api(document_under="modules")
 class Module:
     """Base class of neural-network modules. Subclasses implement :meth:`forward` (or ``__call__``);
@@ -156,26 +168,29 @@ class Module:
         pass
 
     # ---- calling ------------------------------------------------------------------------------------
-    @api_boundary
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run :meth:`forward` after checking that every parameter has a value."""
-        depth = getattr(_calls, "depth", 0)
-        # The outermost call checks the whole tree (and names parameters by their full path); calls
-        # nested in it only check their own parameters, which is cheap.
-        unset = ([name for name, slot in self._parameter_slots() if isinstance(slot.get(), DefaultParameter)]
-                 if depth == 0 else
-                 [name for name, owner, key in self._members(lambda v: isinstance(v, DefaultParameter))])
-        if unset:
-            raise_error(f"Some parameters of this {type(self).__name__} were never set: {', '.join(unset)}.",
-                        _stack.capture(),
-                        ["Load them with module.load_state_dict(state_dict), assign tensors to them "
-                         "(module.weight = tp.Tensor(array)), or call module.initialize_dummy_parameters() "
-                         "to fill them with random values for testing."])
-        _calls.depth = depth + 1
-        try:
-            return self.forward(*args, **kwargs)
-        finally:
-            _calls.depth = depth
+    if TYPE_CHECKING:  # (calling a module takes and returns what its forward does)
+        def __call__(self: _HasForward[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
+    else:
+        @api_boundary
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            """Run :meth:`forward` after checking that every parameter has a value."""
+            depth = getattr(_calls, "depth", 0)
+            # The outermost call checks the whole tree (and names parameters by their full path); calls
+            # nested in it only check their own parameters, which is cheap.
+            unset = ([name for name, slot in self._parameter_slots() if isinstance(slot.get(), DefaultParameter)]
+                     if depth == 0 else
+                     [name for name, owner, key in self._members(lambda v: isinstance(v, DefaultParameter))])
+            if unset:
+                raise_error(f"Some parameters of this {type(self).__name__} were never set: {', '.join(unset)}.",
+                            _stack.capture(),
+                            ["Load them with module.load_state_dict(state_dict), assign tensors to them "
+                             "(module.weight = tp.Tensor(array)), or call module.initialize_dummy_parameters() "
+                             "to fill them with random values for testing."])
+            _calls.depth = depth + 1
+            try:
+                return self.forward(*args, **kwargs)
+            finally:
+                _calls.depth = depth
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of this module. Subclasses implement it; call the module itself to run it."""

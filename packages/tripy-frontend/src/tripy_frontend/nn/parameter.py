@@ -8,7 +8,7 @@ naming every parameter that was never set. Once set, a parameter is a plain ``tp
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -47,6 +47,17 @@ class OptionalParameter(ParameterBase):
     ``load_state_dict`` does not report it as missing."""
 
     __slots__ = ()
+
+
+def unset(shape: Optional[Sequence[int]], dtype: dtypes.dtype) -> Tensor:
+    """A required parameter's slot (a DefaultParameter), typed as the Tensor the attribute holds once set, so
+    type checkers see ``layer.weight`` as a Tensor (as PyTorch types a layer's weight)."""
+    return cast(Tensor, DefaultParameter(shape, dtype))
+
+
+def unset_optional(shape: Optional[Sequence[int]], dtype: dtypes.dtype) -> Tensor:
+    """An optional parameter's slot (an OptionalParameter), typed likewise."""
+    return cast(Tensor, OptionalParameter(shape, dtype))
 
 
 def static_shape(value: Any) -> Optional[Tuple[int, ...]]:

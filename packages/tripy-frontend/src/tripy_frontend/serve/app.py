@@ -82,7 +82,7 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
     async def infer(request: Request) -> Response:
         m = model(request)
         body = await read_json(request, max_body_bytes)
-        outputs = await m.infer(decode_inputs(body, m.names))
+        outputs = await m.infer(decode_inputs(body, m.datatypes))
         response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1",
                                     "outputs": encode_outputs(outputs)}
         if isinstance(body.get("id"), str):

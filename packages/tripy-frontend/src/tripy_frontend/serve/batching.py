@@ -28,7 +28,7 @@ import numpy as np
 
 from tripy_flatir.exceptions import TripyException
 from tripy_frontend.compiler.executable import Executable
-from tripy_frontend.serve.protocol import ServeError, client_message, output_signature
+from tripy_frontend.serve.protocol import ServeError, client_message, input_datatypes, output_signature
 from tripy_frontend.tensor import Tensor
 
 
@@ -72,6 +72,7 @@ class BatchingModel:
         self.exe = exe
         self.pad = pad
         self.names = list(exe.input_infos)
+        self.datatypes = input_datatypes(exe)  # (the protocol's names)
         infos = list(exe.input_infos.values())
         dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
         outputs_dim0 = all(len(shape) >= 1 and shape[0] == -1 for _, shape in output_signature(exe))

@@ -12,9 +12,14 @@ import argparse
 import logging
 import os
 import sys
-from typing import Dict, List, Optional, Sequence
+from importlib import metadata
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+
+from tripy_flatir.exceptions import TripyException
 
 from tripy_frontend.compiler.executable import Executable
+
+T = TypeVar("T")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,15 +67,52 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in models:
             sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
-        models[name] = BatchingModel(Executable.load(path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
-    lm = LanguageModel.load(args.lm, args.tokenizer) if args.lm else None
+        models[name] = BatchingModel(_loaded(Executable.load, path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
+    lm = _loaded(LanguageModel.load, args.lm, args.tokenizer) if args.lm else None
     app = create_app(models, lm, args.max_body_bytes)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
 
 
+USAGE = """usage: tripy [--version] [--help] COMMAND [ARGS ...]
+
+commands:
+  serve    serve saved executables over HTTP (tripy serve MODEL.tpexe --port 8000; tripy serve --help)"""
+
+
+def _version() -> str:
+    for distribution in ("tripy-inference", "tripy-frontend"):  # (the meta package, when installed)
+        try:
+            return f"{distribution} {metadata.version(distribution)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return "tripy (version unknown)"
+
+
 def command(argv: Optional[List[str]] = None) -> None:
-    """The ``tripy`` console script: ``tripy serve ...``."""
+    """The ``tripy`` console script: ``tripy serve ...``, ``tripy --version``, ``tripy --help``."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] != "serve":
-        sys.exit("usage: tripy serve MODEL.tpexe [MODEL.tpexe ...] [--port 8000] (tripy serve --help for more)")
-    main(argv[1:])
+    if argv[:1] in (["--version"], ["-V"]):
+        print(_version())
+    elif argv[:1] in (["--help"], ["-h"], ["help"]):
+        print(USAGE)
+    elif not argv:
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    elif argv[0] == "serve":
+        main(argv[1:])
+    else:
+        sys.exit(f"tripy: unknown command '{argv[0]}' (the commands are: serve; see tripy --help)")
+
+
+def _loaded(load: Callable[..., T], *args: Any) -> T:
+    """`load(*args)` (a saved executable, a language model); tripy's message alone (no traceback), and exit,
+    when the file cannot be loaded."""
+    try:
+        return load(*args)
+    except TripyException as e:  # (its report points at this script's line: the message alone is what helps)
+        text = str(e)
+        sys.exit(f"tripy serve: {text.split(chr(10) * 2, 1)[-1] if text.startswith('-->') else text}")
+    except OSError as e:
+        sys.exit(f"tripy serve: cannot read '{e.filename or args[0]}': {e.strerror or e}.")
+    except (ValueError, KeyError) as e:
+        sys.exit(f"tripy serve: cannot load '{args[0]}': {e}.")

@@ -26,6 +26,8 @@ DATATYPES: Dict[str, np.dtype] = {
     "FP64": np.dtype(np.float64),
 }
 _NAMES = {v: k for k, v in DATATYPES.items()}
+# The ones a request may send: those with a tripy data type (tripy has no FP64, UINT8 or INT16).
+ACCEPTED = [name for name, np_dtype in DATATYPES.items() if dtypes.from_numpy(np_dtype) is not None]
 
 
 class ServeError(Exception):
@@ -44,8 +46,16 @@ def datatype(dt: dtypes.dtype) -> str:
     return name
 
 
-def decode_inputs(body: Any, names: Sequence[str]) -> List[np.ndarray]:
-    """The arrays of a parsed infer request, in the executable's input order. Raises ServeError (400)."""
+def input_datatypes(exe: Executable) -> Dict[str, str]:
+    """Each input's datatype in the protocol's terms (a tripy name where the protocol has none, e.g. float8)."""
+    return {n: _NAMES.get(np.dtype(info.dtype.numpy_dtype), str(info.dtype)) if info.dtype.numpy_dtype is not None
+            else str(info.dtype) for n, info in exe.input_infos.items()}
+
+
+def decode_inputs(body: Any, inputs: Dict[str, str]) -> List[np.ndarray]:
+    """The arrays of a parsed infer request for a model with `inputs` (name -> datatype, in the executable's
+    order), in that order. Raises ServeError (400), with advice in the protocol's terms."""
+    names = list(inputs)
     if not isinstance(body, dict) or not isinstance(body.get("inputs"), list):
         raise ServeError(400, "The request body must be a JSON object with an 'inputs' list.")
     given: Dict[str, np.ndarray] = {}
@@ -54,20 +64,26 @@ def decode_inputs(body: Any, names: Sequence[str]) -> List[np.ndarray]:
             raise ServeError(400, f"inputs[{i}] must be an object with a 'name'.")
         if item["name"] not in names:
             raise ServeError(400, f"The model has no input named '{item['name']}'. Its inputs are: {', '.join(names)}.")
-        given[item["name"]] = decode_tensor(item)
+        given[item["name"]] = decode_tensor(item, inputs[item["name"]])
     missing = [n for n in names if n not in given]
     if missing:
         raise ServeError(400, f"Missing input(s): {', '.join(missing)}.")
     return [given[n] for n in names]
 
 
-def decode_tensor(item: Dict[str, Any]) -> np.ndarray:
-    """One request tensor as an array of its declared datatype and shape. Raises ServeError (400)."""
+def decode_tensor(item: Dict[str, Any], expected: str) -> np.ndarray:
+    """One request tensor as an array of its declared datatype and shape, for a model input of the datatype
+    `expected`. Raises ServeError (400)."""
     name, shape, dt = item["name"], item.get("shape"), item.get("datatype")
     if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
         raise ServeError(400, f"Input '{name}': 'shape' must be a list of non-negative integers.")
-    if dt not in DATATYPES:
-        raise ServeError(400, f"Input '{name}': unknown datatype {dt!r}; expected one of {', '.join(DATATYPES)}.")
+    if dt not in ACCEPTED:
+        what = "unknown datatype" if dt not in DATATYPES else "datatype"
+        raise ServeError(400, f"Input '{name}': {what} {dt!r} is not one this server takes; it takes "
+                              f"{', '.join(ACCEPTED)}, and this input is {expected}.")
+    if dt != expected:
+        raise ServeError(400, f"Input '{name}' has datatype {dt}, but the model takes it as {expected} (see the "
+                              f"model's metadata). Send its data with \"datatype\": \"{expected}\".")
     if "data" not in item:
         raise ServeError(400, f"Input '{name}' has no 'data'.")
     try:
