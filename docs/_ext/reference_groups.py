@@ -22,6 +22,8 @@ PAGES: List[Tuple[str, str, str]] = [
     ("ops_nn", "Ops: pooling and resizing", "Windowed reductions and image resizing."),
     ("ops_types", "Ops: casting and quantization", "Changing a tensor's data type."),
     ("modules", "Modules", "``tripy.Module`` and the layers built on it; see :doc:`/guides/modules`."),
+    ("importers", "Importing models", "PyTorch programs and ONNX models as tripy modules (the ``torch`` and "
+     "``onnx`` extras); see :doc:`/guides/importers`."),
     ("compile", "Compiling and executables", "Ahead-of-time compilation; see :doc:`/guides/eager_and_compiled`."),
     ("sharding", "Sharding across devices", "Meshes of devices, how tensors are split over them, and several "
      "processes as one platform; see :doc:`/guides/sharding`."),

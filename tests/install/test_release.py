@@ -1,7 +1,7 @@
 """Releasing, end to end, against a real package index (pypiserver) on 127.0.0.1.
 
 In a throw-away git repository made from this work tree (nothing is committed or tagged here):
-scripts/release.py publishes all five distributions; plain pip installs ``tripy-inference`` from that
+scripts/release.py publishes all six distributions; plain pip installs ``tripy-inference`` from that
 index alone into a fresh virtual environment and runs the quickstart; then a patch of ``tripy-flatir`` is
 released alone, ``pip install -U tripy-flatir`` picks it up without touching anything else, and the
 FlatIR, Trace and foundation-op end-to-end tests pass against that mix. scripts/version_skew.py then runs
@@ -82,7 +82,7 @@ def index(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory, index):
-    """The snapshot repository with all five packages released (as-is) to the index."""
+    """The snapshot repository with all six packages released (as-is) to the index."""
     repo = _snapshot(tmp_path_factory.mktemp("repo"))
     for package in PACKAGES:
         _release(repo, index, package, "as-is")

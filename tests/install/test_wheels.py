@@ -2,7 +2,7 @@
 extra pins) into fresh virtual environments, so pip resolves jax/jaxlib from each distribution's own
 declared ranges.
 
-* the five wheels together run examples/quickstart.py;
+* the six wheels together run examples/quickstart.py;
 * ``tripy-flatir`` alone (the tool author's install) runs the code of docs/guides/flatir.rst and the
   example of its README, which build FlatIR functions by hand and lower them to StableHLO.
 

@@ -16,6 +16,7 @@ from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.nn.module import Module
+from tripy_frontend.public_names import public_class
 from tripy_frontend.tensor import DimensionSize, Tensor
 
 
@@ -101,6 +102,7 @@ class Program:
     state_names: Tuple[str, ...]
 
 
+@public_class(document_under="importers")
 class ImportedModule(Module):
     """A model imported from another framework, as a ``tp.Module``.
 

@@ -8,12 +8,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.logging import logger
+from tripy_frontend.export import public_api
 from tripy_importers import report
 from tripy_importers.module import ImportedModule
 from tripy_importers.torch import program as _program
 from tripy_importers.torch.ops import KEEP
 
 
+@public_api(document_under="importers")
 def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shapes: Any = None) -> ImportedModule:
     """Import a PyTorch model as a ``tp.Module`` made of tripy's own ops.
 
