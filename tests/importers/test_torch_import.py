@@ -119,3 +119,15 @@ def test_wrong_argument_and_missing_example_inputs():
 def test_a_missing_extra_says_what_to_install():
     with pytest.raises(tp.TripyException, match=r"pip install 'tripy-importers\[nothing\]'"):
         report.require("a_module_that_is_not_installed", "nothing", "tp.from_something")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_models(dtype):
+    model = _block().to(getattr(torch, dtype))
+    x, y = torch.randn(2, 4).to(model.proj.weight.dtype), torch.randn(2, 3).to(model.proj.weight.dtype)
+    imported = tp.from_torch(model, args=(x, y))
+    assert imported.state_dict()["proj.weight"].dtype == getattr(tp, dtype)
+    got = imported(tp.Tensor(x), tp.Tensor(y))
+    assert got.dtype == getattr(tp, dtype)
+    expected = model(x, y).detach().float().numpy()
+    assert np.allclose(np.from_dlpack(tp.cast(got, tp.float32)), expected, atol=0.1, rtol=0.05)
