@@ -159,59 +159,17 @@ def neg(a: Tensor) -> Tensor:
     return -a
 
 
-@aten("abs.default")
-def abs_(a: Tensor) -> Tensor:
-    return _abs.abs(a)
-
-
 @aten("reciprocal.default")
 def reciprocal(a: Tensor) -> Tensor:
     return 1.0 / a
 
 
-@aten("exp.default")
-def exp(a: Tensor) -> Tensor:
-    return _exp.exp(a)
-
-
-@aten("log.default")
-def log(a: Tensor) -> Tensor:
-    return _log.log(a)
-
-
-@aten("sqrt.default")
-def sqrt(a: Tensor) -> Tensor:
-    return _sqrt.sqrt(a)
-
-
-@aten("rsqrt.default")
-def rsqrt(a: Tensor) -> Tensor:
-    return _rsqrt.rsqrt(a)
-
-
-@aten("sin.default")
-def sin(a: Tensor) -> Tensor:
-    return _sin.sin(a)
-
-
-@aten("cos.default")
-def cos(a: Tensor) -> Tensor:
-    return _cos.cos(a)
-
-
-@aten("tanh.default")
-def tanh(a: Tensor) -> Tensor:
-    return _tanh.tanh(a)
-
-
-@aten("sigmoid.default")
-def sigmoid(a: Tensor) -> Tensor:
-    return _sigmoid.sigmoid(a)
-
-
-@aten("relu.default")
-def relu(a: Tensor) -> Tensor:
-    return _relu.relu(a)
+# ATen operators that are one tripy function of one tensor.
+UNARY = {"abs.default": _abs.abs, "exp.default": _exp.exp, "log.default": _log.log, "sqrt.default": _sqrt.sqrt,
+         "rsqrt.default": _rsqrt.rsqrt, "sin.default": _sin.sin, "cos.default": _cos.cos, "tanh.default": _tanh.tanh,
+         "sigmoid.default": _sigmoid.sigmoid, "relu.default": _relu.relu}
+for _name, _fn in UNARY.items():
+    aten(_name)(_fn)
 
 
 @aten("gelu.default")
