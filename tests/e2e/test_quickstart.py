@@ -20,10 +20,11 @@ def test_quickstart_reuses_the_program_it_compiles(capsys, monkeypatch):
         return exe
 
     monkeypatch.setattr(tp, "compile", counting_compile)
+    old = tp.logger.verbosity
     try:
         runpy.run_path(str(QUICKSTART), run_name="__main__")
     finally:
-        tp.logger.verbosity = set()
+        tp.logger.verbosity = old  # (the example sets its own; the tests after this one expect the default)
     out = capsys.readouterr().out
     assert "cached re-eval" in out and "reused for 3 inputs" in out
     assert len(compiled) == 1 and tripy_backend.compilation_count() == compiled[0]  # no call compiled
