@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+import tripy_frontend.ops.reshape as _reshape
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
@@ -103,9 +104,13 @@ class _Converter:
         self.steps: List[Step] = []
         self.missing: List[Tuple[str, str]] = []
         self.types: Dict[str, int] = {}
+        self.shapes: Dict[str, List[Optional[int]]] = {}
         for info in list(graph.input) + list(graph.value_info) + list(graph.output):
             if info.type.HasField("tensor_type"):
                 self.types[info.name] = info.type.tensor_type.elem_type
+                dims = info.type.tensor_type.shape.dim
+                self.shapes[info.name] = [d.dim_value if d.HasField("dim_value") else None for d in dims]
+        self.merges: Dict[str, int] = {}
 
     def add_value(self, name: str, array: np.ndarray) -> None:
         """An initializer or a Constant node's value: a shape constant, or a state tensor."""
@@ -122,6 +127,11 @@ class _Converter:
     def convert(self, node: Any) -> None:
         where = f"node '{node.name}'" if node.name else f"the node making '{node.output[0]}'"
         op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+        if node.name in self.merges:
+            self.refs[node.output[0]] = Ref(node.output[0])
+            self.steps.append(Step(node.output[0], "Reshape", _merge_trailing, (self.refs[node.input[0]],),
+                                   {"count": self.merges[node.name]}, None, f"node '{node.name}'"))
+            return
         try:
             if op == "Constant":
                 self.add_value(node.output[0], _constant_value(self.onnx, node))
@@ -150,6 +160,51 @@ class _Converter:
             if name:
                 self.steps.append(Step(name, op, operator.getitem, (Ref(whole), i), {},
                                        self.result_dtypes([name]), where))
+
+
+def _merge_trailing(x: Tensor, count: int) -> Tensor:
+    """`x` with its last `count` dims merged into one."""
+    if count == 1:
+        return x
+    return _reshape.reshape(x, list(x.shape[:x.rank - count]) + [-1])
+
+
+def _trailing(shape: Optional[List[Optional[int]]], size: int) -> int:
+    """How many of the last dims of `shape` (static ones) multiply to `size`; 0 if none do."""
+    product = 1
+    for n, d in enumerate(reversed(shape or []), 1):
+        if d is None:
+            return 0
+        product *= d
+        if product == size:
+            return n
+    return 0
+
+
+def _flattened_gemms(converter: _Converter, nodes: Sequence[Any]) -> Dict[str, int]:
+    """The Reshapes to ``[-1, K]`` that only feed Gemms whose results are only reshaped again: the exporter's
+    way to write a linear layer on a [batch, seq, ..., K] tensor. They become a reshape of only the last dims
+    (a Gemm with transA=0 multiplies the batched tensor just as well), which keeps the dynamic dims apart: XLA
+    gives a reshape that merges two run-time sizes a sort in a bounded program, which it cannot save compiled.
+    Returns the number of last dims each such Reshape merges, by node name."""
+    consumers: Dict[str, List[Any]] = {}
+    for node in nodes:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    found = {}
+    for node in nodes:
+        if node.op_type != "Reshape" or not node.name or len(node.input) < 2:
+            continue
+        shape = converter.refs.get(node.input[1])
+        if not isinstance(shape, Dims) or shape.values[:1] != (-1,) or len(shape.values) != 2:
+            continue
+        count = _trailing(converter.shapes.get(node.input[0]), shape.values[1])
+        gemms = consumers.get(node.output[0], [])
+        if count and gemms and all(g.op_type == "Gemm" and g.input[0] == node.output[0] and
+                         not any(a.name == "transA" and a.i for a in g.attribute) and
+                         all(c.op_type == "Reshape" for c in consumers.get(g.output[0], [None])) for g in gemms):
+            found[node.name] = count
+    return found
 
 
 def _symbols(inputs: Sequence[Any]) -> List[str]:
@@ -202,7 +257,11 @@ def convert(onnx: Any, model: Any, dims: Mapping[str, Any]) -> ImportedModule:
     if opset < MIN_OPSET:
         raise_error(f"tp.from_onnx imports ONNX opset {MIN_OPSET} and newer, but this model uses opset {opset}.",
                     _stack.capture(), ["Convert it first: onnx.version_converter.convert_version(model, 17)."])
-    model = onnx.shape_inference.infer_shapes(model)
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception as e:  # (an operator it does not know: the dtypes the model records are used as they are)
+        logger.info(f"tp.from_onnx: ONNX shape inference failed ({str(e).strip().splitlines()[0]}); using the "
+                    "types the model records.")
     graph = model.graph
     converter = _Converter(onnx, graph)
     for init in graph.initializer:
@@ -210,6 +269,7 @@ def convert(onnx: Any, model: Any, dims: Mapping[str, Any]) -> ImportedModule:
     inputs = [v for v in graph.input if v.name not in converter.refs]
     for value in inputs:
         converter.refs[value.name] = Ref(value.name)
+    converter.merges = _flattened_gemms(converter, graph.node)
     for node in graph.node:
         converter.convert(node)
     if converter.missing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+import tripy_frontend.ops.arange as _arange
 import tripy_frontend.ops.concatenate as _concatenate
 import tripy_frontend.ops.expand as _expand
 import tripy_frontend.ops.gather as _gather
@@ -17,6 +18,7 @@ import tripy_frontend.ops.squeeze as _squeeze
 import tripy_frontend.ops.sum as _sum
 import tripy_frontend.ops.unsqueeze as _unsqueeze
 import tripy_frontend.ops.where as _where
+from tripy_flatir import dtypes
 from tripy_frontend.tensor import Tensor
 from tripy_importers.onnx.ops.registry import Dims, axes, dims_of, onnx_op, rank, size, tensor
 
@@ -112,8 +114,23 @@ def slice_(x: Any, starts: Dims, ends: Dims, dims: Any = None, steps: Any = None
         return x.with_values(x.values[s])
     index: List[Any] = [slice(None)] * x.rank
     for a, start, end, step in zip(chosen, starts.values, ends.values, step_values):
-        index[a % x.rank] = slice(_bound(start), _bound(end), step)
-    return x[tuple(index)]
+        start, end, a = _bound(start), _bound(end), a % x.rank
+        if x.trace_tensor.shape[a] < 0 and step > 0 and not (isinstance(start, (int, type(None))) and
+                                                            isinstance(end, (int, type(None)))):
+            x = _take_range(x, a, start, end, step)
+        else:
+            index[a] = slice(start, end, step)
+    return x[tuple(index)] if any(i != slice(None) for i in index) else x
+
+
+def _take_range(x: Tensor, axis: int, start: Any, end: Any, step: int) -> Tensor:
+    """``x[start:end:step]`` along a run-time-sized `axis` with a run-time bound, as a gather of an arange: XLA
+    cannot give a slice of a bounded dim with a run-time size a bounded program, but it can such a gather. (A
+    run-time bound is a size, so it is taken as non-negative and within the dim.)"""
+    extent = x.shape[axis]
+    start = 0 if start is None else extent + start if isinstance(start, int) and start < 0 else start
+    end = extent if end is None else extent + end if isinstance(end, int) and end < 0 else end
+    return _gather.gather(x, axis, _arange.arange(start, end, step, dtypes.int32))
 
 
 @onnx_op("Gather")
