@@ -1,0 +1,43 @@
+"""``from_onnx``: ONNX models as tripy modules."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Optional, Tuple
+
+from tripy_flatir import stack_info as _stack
+from tripy_flatir.exceptions import raise_error
+from tripy_importers import report
+from tripy_importers.module import ImportedModule
+
+
+def from_onnx(model: Any, dims: Optional[Mapping[str, Tuple[int, int, int]]] = None) -> ImportedModule:
+    """Import an ONNX model (opset 17 or newer) as a ``tp.Module`` made of tripy's own ops.
+
+    Args:
+        model: A path to a ``.onnx`` file, or an ``onnx.ModelProto``.
+        dims: The range of each symbolic dim of the model's inputs, by its name: ``{"batch": (1, 4, 16)}`` as
+            (min, opt, max). A symbolic dim left out gets the range ``(1, 64, 4096)``, and a log line says so.
+
+    Returns:
+        A module whose call takes ``tp.Tensor`` s in the order of the graph's inputs and returns its outputs (one
+        ``tp.Tensor``, or a tuple). ``state_dict()`` holds the initializers under their ONNX names (small integer
+        ones, shape constants, are folded instead), and ``input_infos`` declares each input's dims: dims that
+        share a symbol share one ``tp.NamedDimension``, so they stay equal.
+
+    Every operator tripy cannot import yet is reported at once, by ONNX operator type and node name, before
+    anything runs.
+    """
+    onnx = report.require("onnx", "onnx", "tp.from_onnx")
+    # (the converter imports tripy's ops; loading it only here keeps `import tripy_importers` light)
+    from tripy_importers.onnx import program as _program
+
+    if isinstance(model, (str, os.PathLike)):
+        model = onnx.load(os.fspath(model))
+    elif not isinstance(model, onnx.ModelProto):
+        raise_error(f"tp.from_onnx expects a path or an onnx.ModelProto, but got {type(model).__name__}.",
+                    _stack.capture())
+    return _program.convert(onnx, model, dict(dims or {}))
+
+
+__all__ = ["from_onnx"]
