@@ -16,13 +16,11 @@ import time
 import numpy as np
 import pytest
 
-from tests.importers.conftest import require
-
-torch = require("torch")
-onnx = require("onnx")
-ort = require("onnxruntime")
-transformers = require("transformers")
-require("onnxscript")
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("onnxscript")
 
 import tripy as tp  # noqa: E402
 import tripy_backend  # noqa: E402

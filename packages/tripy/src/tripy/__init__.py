@@ -105,7 +105,7 @@ from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
 from tripy_frontend.public_names import OTHER_LIBRARY_NAMES as _OTHER_LIBRARY_NAMES
-from tripy_importers import ImportedModule as ImportedModule, from_torch as from_torch
+from tripy_importers import ImportedModule as ImportedModule, from_onnx as from_onnx, from_torch as from_torch
 
 __all__ = sorted(_PUBLIC_API)  # (the importers' entry points register themselves in it too)
 # The version is the distribution's (its pyproject.toml), read back at run time: one source.

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Sequence
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
+from tripy_frontend.export import public_api
 from tripy_importers import report
 from tripy_importers.module import ImportedModule
+from tripy_importers.onnx import program as _program
 
 
-def from_onnx(model: Any, dims: Optional[Mapping[str, Tuple[int, int, int]]] = None) -> ImportedModule:
+@public_api(document_under="importers")
+def from_onnx(model: Any, dims: Optional[Mapping[str, Sequence[int]]] = None) -> ImportedModule:
     """Import an ONNX model (opset 17 or newer) as a ``tp.Module`` made of tripy's own ops.
 
     Args:
@@ -29,9 +32,6 @@ def from_onnx(model: Any, dims: Optional[Mapping[str, Tuple[int, int, int]]] = N
     anything runs.
     """
     onnx = report.require("onnx", "onnx", "tp.from_onnx")
-    # (the converter imports tripy's ops; loading it only here keeps `import tripy_importers` light)
-    from tripy_importers.onnx import program as _program
-
     if isinstance(model, (str, os.PathLike)):
         model = onnx.load(os.fspath(model))
     elif not isinstance(model, onnx.ModelProto):
