@@ -30,6 +30,26 @@ def from_onnx(model: Any, dims: Optional[Mapping[str, Sequence[int]]] = None) ->
 
     Every operator tripy cannot import yet is reported at once, by ONNX operator type and node name, before
     anything runs.
+
+    .. code-block:: python
+
+        import importlib.util
+
+        if importlib.util.find_spec("onnx"):
+            from onnx import TensorProto, helper
+
+            x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+            y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])
+            graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])
+            relu = tp.from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]),
+                                dims={"batch": (1, 2, 8)})
+            assert relu.input_infos[0].shape_bounds.max == (8, 3)
+            assert np.from_dlpack(relu(tp.Tensor([[-1.0, 0.0, 2.0]]))).tolist() == [[0.0, 0.0, 2.0]]
+        else:  # without ONNX, the call says what to install
+            try:
+                tp.from_onnx("model.onnx")
+            except tp.TripyException as error:
+                assert "pip install 'tripy-importers[onnx]'" in str(error)
     """
     onnx = report.require("onnx", "onnx", "tp.from_onnx")
     if isinstance(model, (str, os.PathLike)):

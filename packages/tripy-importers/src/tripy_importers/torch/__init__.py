@@ -34,6 +34,26 @@ def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shape
 
     An operator tripy cannot import yet is reported with the model's source line that produced it, every one at
     once, before anything runs.
+
+    .. code-block:: python
+
+        import importlib.util
+
+        if importlib.util.find_spec("torch"):
+            import torch
+            from torch.export import Dim, export
+
+            model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU()).eval()
+            imported = tp.from_torch(export(model, (torch.ones(3, 4),), dynamic_shapes=({0: Dim("batch", max=8)},)))
+            exe = tp.compile(imported, args=imported.input_infos)  # every batch from 1 to 8
+            x = torch.randn(5, 4)
+            assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), model(x).detach().numpy(), atol=1e-6)
+            assert list(imported.state_dict()) == ["0.weight", "0.bias"]
+        else:  # without PyTorch, the call says what to install
+            try:
+                tp.from_torch(None)
+            except tp.TripyException as error:
+                assert "pip install 'tripy-importers[torch]'" in str(error)
     """
     torch = report.require("torch", "torch", "tp.from_torch")
     example_sizes: Optional[List[Sequence[int]]] = None
