@@ -11,9 +11,8 @@ import tripy_frontend.ops.mean as _mean
 import tripy_frontend.ops.reshape as _reshape
 import tripy_frontend.ops.rsqrt as _rsqrt
 import tripy_frontend.ops.transpose as _transpose
-from tripy_frontend.nn.conv import Conv
-from tripy_frontend.nn.conv_transpose import ConvTranspose
 from tripy_frontend.tensor import Tensor
+from tripy_importers import layers
 from tripy_importers.onnx.ops.registry import onnx_op
 
 
@@ -50,15 +49,9 @@ def conv(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, auto_pad: str
          pads: Optional[List[int]] = None, strides: Optional[List[int]] = None) -> Tensor:
     """Through tp.Conv, with the model's weight and bias as the layer's parameters."""
     _check_auto_pad(auto_pad)
-    shape = weight.trace_tensor.shape
-    n = len(shape) - 2
-    layer = Conv(shape[1] * group, shape[0], tuple(shape[2:]), stride=tuple(strides or [1] * n),
-                 padding=_pads(pads, n), dilation=tuple(dilations or [1] * n), groups=group,
-                 bias=bias is not None, dtype=weight.dtype)
-    layer.weight = weight
-    if bias is not None:
-        layer.bias = bias
-    return layer(x)
+    n = weight.rank - 2
+    return layers.convolution(x, weight, bias, strides or [1] * n, _pads(pads, n), dilations or [1] * n, group,
+                              transposed=False)
 
 
 @onnx_op("ConvTranspose")
@@ -67,17 +60,11 @@ def conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, aut
                    output_padding: Optional[List[int]] = None, output_shape: Any = None,
                    pads: Optional[List[int]] = None, strides: Optional[List[int]] = None) -> Tensor:
     _check_auto_pad(auto_pad)
-    shape = weight.trace_tensor.shape
-    n = len(shape) - 2
+    n = weight.rank - 2
     extra = list(output_padding or [0] * n)
     pairs = [(b, e - p) for (b, e), p in zip(_pads(pads, n), extra)]
-    layer = ConvTranspose(shape[0], shape[1] * group, tuple(shape[2:]), stride=tuple(strides or [1] * n),
-                          padding=pairs, dilation=tuple(dilations or [1] * n), groups=group,
-                          bias=bias is not None, dtype=weight.dtype)
-    layer.weight = weight
-    if bias is not None:
-        layer.bias = bias
-    return layer(x)
+    return layers.convolution(x, weight, bias, strides or [1] * n, pairs, dilations or [1] * n, group,
+                              transposed=True)
 
 
 @onnx_op("MaxPool")
@@ -112,17 +99,10 @@ def global_max_pool(x: Tensor) -> Tensor:
     return _max.max(x, list(range(2, x.rank)), keepdim=True)
 
 
-def _normalized(x: Tensor, dims: List[int], eps: float) -> Any:
-    mean = _mean.mean(x, dims, keepdim=True)
-    centered = x - mean
-    rstd = _rsqrt.rsqrt(_mean.mean(centered * centered, dims, keepdim=True) + eps)
-    return centered * rstd, mean, rstd
-
-
 @onnx_op("LayerNormalization")
 def layer_norm(x: Tensor, scale: Tensor, bias: Optional[Tensor] = None, axis: int = -1, epsilon: float = 1e-5,
                stash_type: int = 1) -> Any:
-    out, mean, rstd = _normalized(x, list(range(axis % x.rank, x.rank)), epsilon)
+    out, mean, rstd = layers.normalized(x, list(range(axis % x.rank, x.rank)), epsilon)
     out = out * scale
     return (out if bias is None else out + bias), mean, rstd
 
@@ -141,7 +121,7 @@ def batch_norm(x: Tensor, scale: Tensor, bias: Tensor, mean: Tensor, var: Tensor
 
 @onnx_op("InstanceNormalization")
 def instance_norm(x: Tensor, scale: Tensor, bias: Tensor, epsilon: float = 1e-5) -> Tensor:
-    out = _normalized(x, list(range(2, x.rank)), epsilon)[0]
+    out = layers.normalized(x, list(range(2, x.rank)), epsilon)[0]
     return out * _per_channel(scale, x.rank) + _per_channel(bias, x.rank)
 
 
@@ -150,5 +130,5 @@ def group_norm(x: Tensor, scale: Tensor, bias: Tensor, epsilon: float = 1e-5, nu
                stash_type: int = 1) -> Tensor:
     """Opset 21's GroupNormalization (per-channel scale and bias)."""
     grouped = _reshape.reshape(x, [x.shape[0], num_groups, -1])
-    out = _reshape.reshape(_normalized(grouped, [2], epsilon)[0], list(x.shape))
+    out = _reshape.reshape(layers.normalized(grouped, [2], epsilon)[0], list(x.shape))
     return out * _per_channel(scale, x.rank) + _per_channel(bias, x.rank)

@@ -18,11 +18,10 @@ import tripy_frontend.ops.tril as _tril
 import tripy_frontend.ops.full as _full
 import tripy_frontend.ops.where as _where
 from tripy_flatir import dtypes
-from tripy_frontend.nn.conv import Conv
-from tripy_frontend.nn.conv_transpose import ConvTranspose
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_frontend.tensor import Tensor
+from tripy_importers import layers
 from tripy_importers.torch.ops.registry import aten
 
 
@@ -48,32 +47,17 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
 def convolution(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Sequence[int], padding: Sequence[int],
                 dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int) -> Tensor:
     """Through tp.Conv / tp.ConvTranspose, with the program's weight and bias as the layer's parameters."""
-    shape = weight.trace_tensor.shape
-    kernel = tuple(shape[2:])
     if transposed:
         pads = [(p, p - op) for p, op in zip(padding, output_padding)]
-        layer: Any = ConvTranspose(shape[0], shape[1] * groups, kernel, stride=tuple(stride), padding=pads,
-                                   dilation=tuple(dilation), groups=groups, bias=bias is not None, dtype=weight.dtype)
     else:
-        layer = Conv(shape[1] * groups, shape[0], kernel, stride=tuple(stride), padding=[(p, p) for p in padding],
-                     dilation=tuple(dilation), groups=groups, bias=bias is not None, dtype=weight.dtype)
-    layer.weight = weight
-    if bias is not None:
-        layer.bias = bias
-    return layer(x)
-
-
-def _normalized(x: Tensor, dims: List[int], eps: float) -> Any:
-    mean = _mean.mean(x, dims, keepdim=True)
-    centered = x - mean
-    rstd = _rsqrt.rsqrt(_mean.mean(centered * centered, dims, keepdim=True) + eps)
-    return centered * rstd, mean, rstd
+        pads = [(p, p) for p in padding]
+    return layers.convolution(x, weight, bias, stride, pads, dilation, groups, transposed)
 
 
 @aten("native_layer_norm.default")
 def native_layer_norm(x: Tensor, shape: Sequence[int], weight: Optional[Tensor], bias: Optional[Tensor],
                       eps: float) -> Any:
-    out, mean, rstd = _normalized(x, list(range(x.rank - len(shape), x.rank)), eps)
+    out, mean, rstd = layers.normalized(x, list(range(x.rank - len(shape), x.rank)), eps)
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -107,7 +91,7 @@ def batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], runn
 def group_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], n: Any, c: int, hw: Any, groups: int,
                eps: float) -> Any:
     grouped = _reshape.reshape(x, [x.shape[0], groups, -1])
-    out, mean, rstd = _normalized(grouped, [2], eps)
+    out, mean, rstd = layers.normalized(grouped, [2], eps)
     out = _reshape.reshape(out, list(x.shape))
     if weight is not None:
         out = out * _per_channel(weight, x.rank)
