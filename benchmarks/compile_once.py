@@ -29,7 +29,7 @@ import numpy as np
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import ranges
+from tripy_backend import range_plan
 from _harness import median_time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "gpt2"))
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] = ()) -> None:
     args = parser.parse_args(list(argv) or None)
     ONLY[:] = args.only
     if args.bounded:
-        ranges.EXACT_SIZES = 0
+        range_plan.EXACT_SIZES = 0
     rng = np.random.default_rng(0)
 
     mlp = MLP()

@@ -4,7 +4,7 @@ the same numbers through the backend alone. (jaxlib >= 0.8 has the thunk runtime
 import numpy as np
 import pytest
 
-from tripy_backend import _xla, cpu_plan, disk_cache
+from tripy_backend import _xla, cpu_plan, disk_cache, pipeline
 
 CLASSIC = _xla.has_classic_cpu_runtime()
 classic_only = pytest.mark.skipif(not CLASSIC, reason="jaxlib >= 0.8 has the thunk runtime only")
@@ -15,7 +15,8 @@ def thunk(program: bytes) -> bool:
 
 
 def compile_cpu(program: bytes):
-    return disk_cache.compile(_xla.refine_shapes(program), "cpu", 0)
+    prepared, options = pipeline.for_xla(_xla.refine_shapes(program), "cpu", 3)
+    return disk_cache.compile(prepared, options, "cpu", 0)
 
 
 def module(body: str, args: str, result: str) -> bytes:
@@ -93,7 +94,7 @@ def test_convolution_program_runs_the_same_on_both_runtimes(monkeypatch, runtime
 @pytest.mark.parametrize("runtime, classic", [("auto", False), ("classic", True), ("thunk", False)])
 def test_environment_variable_overrides_the_choice(monkeypatch, runtime, classic):
     monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", runtime)
-    _, options = cpu_plan.prepare(dot("2048x768", "768x1", "2048x1"), "cpu", 3)
+    _, options = pipeline.for_xla(dot("2048x768", "768x1", "2048x1"), "cpu", 3)
     assert (("xla_cpu_use_thunk_runtime", False) in options) is classic
     assert runtime in cpu_plan.fingerprint("cpu", 0)  # a forced runtime never loads another's cache entries
 
@@ -109,37 +110,10 @@ def test_matrix_vector_program_runs_the_same_on_both_runtimes(monkeypatch, runti
     np.testing.assert_allclose(np.asarray(out[0]), w @ x, rtol=1e-4, atol=1e-4)
 
 
-def test_matrix_vector_products_are_isolated_for_the_thunk_runtime():
-    # a row times a weight, plus a bias: the vector and the product's result each pass through an exact identity
-    # XLA:CPU does not fuse through (a sum over a new axis of [value, 0])
-    body = ("  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [1] : "
-            "(tensor<1x768xf32>, tensor<2048x768xf32>) -> tensor<1x2048xf32>\n"
-            "  %1 = stablehlo.add %0, %arg2 : tensor<1x2048xf32>\n"
-            "  return %1 : tensor<1x2048xf32>")
-    program = module(body, "%arg0: tensor<1x768xf32>, %arg1: tensor<2048x768xf32>, %arg2: tensor<1x2048xf32>",
-                     "tensor<1x2048xf32>")
-    isolated = cpu_plan.isolate_matrix_vector_products(program)
-    from jax.extend.mlir import ir
-
-    from tripy_flatir.mlir_utils import context
-
-    with context():
-        text = str(ir.Module.parse(isolated))
-    assert text.count("stablehlo.reduce") == 2 and text.count("stablehlo.pad") == 2, text
-    small = dot("64x768", "768x1", "64x1")  # below ISOLATE_ELEMENTS: unchanged
-    assert cpu_plan.isolate_matrix_vector_products(small) == small
-
-    rng = np.random.default_rng(1)
-    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((1, 768), (2048, 768), (1, 2048)))
-    exe = compile_cpu(program)  # (auto: the thunk runtime, isolated)
-    out = _xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in (x, w, b)])
-    np.testing.assert_allclose(np.asarray(out[0]), x @ w.T + b, rtol=1e-4, atol=1e-4)
-
-
 def test_convolution_programs_send_their_convolutions_to_ynnpack_where_xla_has_it():
     ynn = _xla.accepts_cpu_option(*cpu_plan.YNN_CONVOLUTIONS)  # (jaxlib 0.10: yes; 0.6: no such option)
-    _, options = cpu_plan.prepare(conv(512, 7), "cpu", 3)
+    _, options = pipeline.for_xla(conv(512, 7), "cpu", 3)
     assert (cpu_plan.YNN_CONVOLUTIONS in options) is ynn
-    _, options = cpu_plan.prepare(dot("2048x768", "768x1", "2048x1"), "cpu", 3)
+    _, options = pipeline.for_xla(dot("2048x768", "768x1", "2048x1"), "cpu", 3)
     assert cpu_plan.YNN_CONVOLUTIONS not in options
     assert not _xla.accepts_cpu_option("xla_cpu_no_such_option", "1")

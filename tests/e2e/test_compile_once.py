@@ -16,7 +16,7 @@ import pytest
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import ranges
+from tripy_backend import range_plan
 
 RNG = np.random.default_rng(0)
 
@@ -24,16 +24,16 @@ RNG = np.random.default_rng(0)
 @pytest.fixture(autouse=True)
 def bounded_programs_only(request, monkeypatch):
     """Most tests here are about bounded programs, which a cheap program would mostly not use: it gets a static
-    program for each of the sizes nearest opt (``ranges.EXACT_SIZES``). They run without those; tests that
+    program for each of the sizes nearest opt (``range_plan.EXACT_SIZES``). They run without those; tests that
     take `plan` run both ways."""
     if "plan" not in request.fixturenames:
-        monkeypatch.setattr(ranges, "EXACT_SIZES", 0)
+        monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
 
 
 @pytest.fixture(params=["bounded only", "exact sizes"])
 def plan(request, monkeypatch):
     if request.param == "bounded only":
-        monkeypatch.setattr(ranges, "EXACT_SIZES", 0)
+        monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
     return request.param
 
 
@@ -191,7 +191,7 @@ def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan, l
     bounded = [line for line in done if " <= " in line]
     if plan == "exact sizes":
         assert "a cheap program (XLA's cost analysis)" in text
-        assert len(exact) == ranges.EXACT_SIZES  # 1..48 (opt 20: as near as the range's start allows)
+        assert len(exact) == range_plan.EXACT_SIZES  # 1..48 (opt 20: as near as the range's start allows)
         assert len(bounded) == 2  # 64 and 100, the largest compiled first
         # The exact sizes' first calls take the fast path: tp.compile already ran them and checked their shapes.
         assert ((1, 3),) in exe._runs and ((48, 3),) in exe._runs and ((49, 3),) not in exe._runs

@@ -1,6 +1,6 @@
 """Compile once for every op family: a program compiled for a range runs every shape in it without compiling at
 call time, in this process and after Executable.load in a new one, whether bounded dims express it or it gets a
-static program per shape (``tripy_backend.ranges.plan_sizes``). Each family is swept over 5 sizes per range
+static program per shape (``tripy_backend.range_plan.plan_sizes``). Each family is swept over 5 sizes per range
 against NumPy, and against eager mode."""
 
 import importlib.util
@@ -15,7 +15,7 @@ import pytest
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import ranges
+from tripy_backend import range_plan
 
 # the NumPy references of pooling and resize (tests run with --import-mode=importlib: no sibling imports)
 _spec = importlib.util.spec_from_file_location("pool_resize", os.path.join(os.path.dirname(__file__),
@@ -31,9 +31,9 @@ SIDE = tp.NamedDimension("side", 6, 8, 10)  # square images, 5 sizes
 
 @pytest.fixture(autouse=True)
 def bounded_programs_only(monkeypatch):
-    """A cheap program would get a static program for each of the sizes nearest opt (``ranges.EXACT_SIZES``):
+    """A cheap program would get a static program for each of the sizes nearest opt (``range_plan.EXACT_SIZES``):
     without those, the families that bounded dims express run padded, the others get a program per size."""
-    monkeypatch.setattr(ranges, "EXACT_SIZES", 0)
+    monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
 
 
 def rand(*shape):
@@ -155,7 +155,7 @@ FAMILIES = {
         lambda x: np.flip(x, 2).reshape(-1, 4)),
 }
 # The families whose padded dims stay padded (bounded programs, one per bucket): every family over a batch, and
-# the windows, pads, resizes and flips over the image's height and width (``tripy_backend.masked_reads``: XLA
+# the windows, pads, resizes and flips over the image's height and width (``tripy_backend.passes.masked_reads``: XLA
 # masks the padding of pooling and pads and reverses flips itself; a convolution's padding is set to 0, a
 # gather's indices clamped to the real size). The others get a static program per shape: a sort over a padded
 # dim would read its padding.
@@ -207,7 +207,7 @@ def test_a_program_without_bounded_form_gets_a_static_program_per_size(logged):
 
 
 def test_a_range_too_wide_for_a_program_per_size_says_which_sizes_compile_at_call_time(monkeypatch, logged):
-    monkeypatch.setattr(ranges, "MAX_STATIC_PROGRAMS", 3)
+    monkeypatch.setattr(range_plan, "MAX_STATIC_PROGRAMS", 3)
     exe, text = logged(lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0],
                                           args=[tp.InputInfo((2, (2, 5, 100)), tp.float32)]))
     assert ("the range is too wide for a static program per shape (at most 3): x[1] = 4..6 compile now; other "
@@ -290,7 +290,7 @@ def test_a_bucket_without_a_bounded_program_gets_a_bucket_per_size_saved_and_loa
 
 
 def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch, logged):
-    monkeypatch.setattr(ranges, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
+    monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
     # range 2..9: the largest bucket (9) holds one size and compiles statically; the bounded ones (e.g. 8, for 6..8)
     # cannot express the sort. The static programs already made are kept.
     exe, text = logged(lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0],

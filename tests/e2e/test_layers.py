@@ -419,7 +419,7 @@ def test_linear_quantization_args():
     assert linear.state_dict()["weight_scale"].shape == ()
 
 
-# ---- a small convnet, channels-last inside (tripy_backend/channels_last.py) -------------------------------
+# ---- a small convnet, channels-last inside (the pass tripy_backend/passes/channels_last.py) -------------------------------
 PAD1 = ((1, 1), (1, 1))
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import ranges
+from tripy_backend import range_plan
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((8, 8)).astype(np.float32)
@@ -64,12 +64,12 @@ def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("saved")
     out = {}
     for name, (fn, info, sizes, reference, bounded_only) in _cases().items():
-        old = ranges.EXACT_SIZES
-        ranges.EXACT_SIZES = 0 if bounded_only else old
+        old = range_plan.EXACT_SIZES
+        range_plan.EXACT_SIZES = 0 if bounded_only else old
         try:
             exe = tp.compile(fn, args=[info])
         finally:
-            ranges.EXACT_SIZES = old
+            range_plan.EXACT_SIZES = old
         path = root / f"{name}.tpexe"
         exe.save(str(path))
         out[name] = (path, reference, sizes, info.shape_bounds.opt[1])
@@ -112,7 +112,7 @@ def test_every_program_travels_compiled(saved):
             return sorted(n for n in z.namelist() if n.startswith("compiled/"))
 
     assert compiled_members("static") == ["compiled/static.bin"]
-    assert len(compiled_members("exact_sizes")) == ranges.EXACT_SIZES + 2  # 1..48 exact; 64 and 100 bounded
+    assert len(compiled_members("exact_sizes")) == range_plan.EXACT_SIZES + 2  # 1..48 exact; 64 and 100 bounded
     assert len(compiled_members("no_bounded_form")) == 5  # a static program for each of the sizes 2..6
 
 

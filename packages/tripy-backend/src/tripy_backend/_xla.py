@@ -135,7 +135,7 @@ def compilation_count() -> int:
 
 def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = (),
             num_devices: int = 1) -> Any:
-    """Compile a (statically shaped) StableHLO module with XLA `options` (``cpu_plan.prepare`` gives both);
+    """Compile a (statically shaped) StableHLO module with XLA `options` (``pipeline.for_xla`` gives both);
     returns a loaded executable. `num_devices` > 1: an SPMD program (``tripy_flatir.sharding.annotate``)
     partitioned over the platform's first `num_devices` devices (``spmd_devices``)."""
     import jaxlib._jax as jx

@@ -1,27 +1,56 @@
-"""Compile a StableHLO module for a device."""
+"""``Compiler``: compiles static StableHLO modules for one device, the way every program of a ``Program`` is
+compiled (a static program, each bucket of a range, each specialization): the ``XLA`` passes of the pipeline,
+then the compiler through the disk cache, logged on the ``compile`` topic (what, why, how long) with a progress
+line, and a compiler error reported against the user's code through the ops' locations."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+import time
+from typing import Any, Union
 
+from tripy_flatir import locations
 from tripy_flatir.device import device as Device
-from tripy_flatir.mlir_utils import bytecode
-from tripy_backend.program import Program, SavedCode
+from tripy_flatir.exceptions import TripyException
+from tripy_flatir.logging import logger
+from tripy_backend import disk_cache, pipeline, size_errors
+from tripy_backend.devices import compiler_name, platform
 
 
-module_to_bytecode = bytecode
+class Compiler:
+    """Compiles for `device` at `optimization_level` (`num_devices` > 1: an SPMD program); `name` is the
+    program's in the log; `source` (bytecode) is the module errors are reported against."""
+
+    def __init__(self, device: Device, optimization_level: int, name: str, num_devices: int, source: bytes) -> None:
+        self.device = device
+        self.optimization_level = optimization_level
+        self.name = name
+        self.num_devices = num_devices
+        self.source = source
+
+    def compile(self, module_bytes: bytes, why: str) -> Any:
+        """The compiled program (jaxlib's executable) for the static module `module_bytes`; `why` says in the log
+        which program of the plan it is."""
+        start = time.perf_counter()
+        plat = platform(self.device)
+        # (Says what is compiling as it starts; a progress bar on a terminal if it takes over a second.)
+        with logger.progress(f"{compiler_name(self.device)}: {self.name}", 1) as progress:
+            progress.step_started(f"compiling ({why})")
+            try:
+                prepared, options = pipeline.for_xla(module_bytes, plat, self.optimization_level, self.name)
+                exe = disk_cache.compile(prepared, options, plat, self.device.index,  # (plain if the cache is off)
+                                         optimization_level=self.optimization_level, num_devices=self.num_devices)
+            except Exception as e:  # compiler errors: mapped to user code through the ops' locations
+                raise size_error(self.source, f"{compiler_name(self.device)} failed to compile the program",
+                                 str(e)) from None
+            progress.step_done()
+        logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
+        logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
+                           f"{time.perf_counter() - start:.3f} s", "compile")
+        return exe
 
 
-def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-            optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
-            num_devices: int = 1, runtime_inputs: Optional[int] = None) -> Program:
-    """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
-    `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
-    (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels). `saved`: compiled
-    code from ``Program.saved_code`` (of a saved executable), loaded instead of compiled where it fits.
-    `num_devices` > 1: an SPMD program (static shapes; see ``tripy_flatir.sharding.annotate``). `runtime_inputs`:
-    how many of the inputs are the caller's (the rest are baked-in data), for error messages."""
-    data = module if isinstance(module, (bytes, bytearray)) else module_to_bytecode(module)
-    program = Program(bytes(data), input_shapes, device, optimization_level, name, saved, num_devices)
-    program.runtime_inputs = runtime_inputs
-    return program
+def size_error(module_bytes: bytes, headline: str, error: Union[str, Exception]) -> TripyException:
+    """An error report; one about a size (which names no op) is located at the largest tensor."""
+    message = str(error)
+    extra, located_at = size_errors.largest_op(module_bytes, message)
+    return TripyException(locations.report(headline, [message, *extra], located_at))

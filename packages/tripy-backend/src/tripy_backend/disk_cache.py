@@ -33,7 +33,7 @@ import hashlib
 import os
 import struct
 import tempfile
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from tripy_flatir.logging import logger
 from tripy_backend import _xla, cpu_plan
@@ -231,10 +231,11 @@ def clear() -> None:
         DiskCache(root).clear()
 
 
-def compile(module_bytes: bytes, platform: str, index: int, optimization_level: int = 3, num_devices: int = 1) -> Any:
-    """Compile as ``cpu_plan`` prepares the module, through the persistent cache when it is on (see the module
-    docstring). `num_devices` > 1: an SPMD program over that many devices (see ``_xla.compile``)."""
-    module_bytes, options = cpu_plan.prepare(module_bytes, platform, optimization_level)
+def compile(module_bytes: bytes, options: List[Tuple[str, Any]], platform: str, index: int,
+            optimization_level: int = 3, num_devices: int = 1) -> Any:
+    """Compile a module the pipeline prepared (``pipeline.for_xla``: the module and its XLA `options`), through
+    the persistent cache when it is on (see the module docstring). `num_devices` > 1: an SPMD program over that
+    many devices (see ``_xla.compile``)."""
     root = directory()
     if not root or not trusted():
         return _xla.compile(module_bytes, platform, index, options, num_devices)

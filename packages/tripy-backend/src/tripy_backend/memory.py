@@ -13,6 +13,7 @@ from tripy_flatir.exceptions import TripyException
 from tripy_flatir.sharding import Layout
 from tripy_backend import _xla
 from tripy_backend.devices import platform
+from tripy_backend.launch import Padded
 
 
 def to_device(array: np.ndarray, device: Device) -> Any:
@@ -110,3 +111,10 @@ def is_sharded(buffer: Any) -> bool:
 def device_count(device: Device) -> int:
     """How many devices `device`'s platform has (in all processes)."""
     return _xla.device_count(platform(device))
+
+
+
+def is_deferred(buffer: Any) -> bool:
+    """Whether `buffer`, a program's result, is deferred (a bounded program's padded output): ``materialize()``
+    gives it as a buffer of its own (a copy) when a consumer needs one; ``to_numpy()`` reads it without that."""
+    return buffer.__class__ is Padded

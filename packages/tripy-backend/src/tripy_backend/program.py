@@ -36,9 +36,10 @@ from tripy_flatir import locations, sharding
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
-from tripy_flatir.mlir_utils import bytecode, context, main_function
-from tripy_backend import _xla, cpu_plan, disk_cache, range_check, size_errors
-from tripy_backend.devices import compiler_name, platform
+from tripy_flatir.mlir_utils import bytecode
+from tripy_backend import _xla, cpu_plan, pipeline, range_check
+from tripy_backend.compiler import Compiler, size_error
+from tripy_backend.devices import platform
 from tripy_backend.ranges import Dim, RangeProgram
 
 Shapes = Tuple[Tuple[int, ...], ...]
@@ -70,6 +71,7 @@ class Program:
         self.optimization_level = optimization_level
         self.input_shapes = [tuple(s) for s in input_shapes]
         self.device = device
+        self.compiler = Compiler(device, optimization_level, name, num_devices, module_bytes)
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
         self._static: Any = None  # the launcher of a static program (its only signature)
@@ -78,13 +80,13 @@ class Program:
         # (a function of the module, not a bound method: launchers keep it, and a launcher that kept the program
         # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
         # collector instead of going at once)
-        self._runtime_error = functools.partial(_size_error, module_bytes, "The program failed at run time")
+        self._runtime_error = functools.partial(size_error, module_bytes, "The program failed at run time")
         self._saved = self._usable(saved)  # saved code that this compiler and host can load (or None)
         if not self.is_dynamic:
             code = self._saved.static if self._saved is not None else None
             exe = self._load(code) if code is not None else None
             if exe is None:
-                exe = self._compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}")
+                exe = self.compiler.compile(module_bytes, f"input shapes {[list(s) for s in self.input_shapes]}")
             self._static = self._launchers[()] = self._new_launcher(exe)
         elif self._saved is not None:
             for shapes, data in self._saved.specializations:
@@ -134,28 +136,12 @@ class Program:
         return len(self._launchers)
 
     # ---- compiling --------------------------------------------------------------------------------
-    def _compile(self, module_bytes: bytes, why: str) -> Any:
-        start = time.perf_counter()
-        # (Says what is compiling as it starts; a progress bar on a terminal if it takes over a second.)
-        with logger.progress(f"{compiler_name(self.device)}: {self.name}", 1) as progress:
-            progress.step_started(f"compiling ({why})")
-            try:
-                exe = disk_cache.compile(module_bytes, platform(self.device), self.device.index,  # plain if off
-                                         optimization_level=self.optimization_level, num_devices=self.num_devices)
-            except Exception as e:  # compiler errors: mapped to user code through the ops' locations
-                raise self._size_error(f"{compiler_name(self.device)} failed to compile the program", str(e)) from None
-            progress.step_done()
-        logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
-        logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
-                           f"{time.perf_counter() - start:.3f} s", "compile")
-        return exe
-
     def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]]) -> bool:
         """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
         variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
         be expressed with bounded dims; its shapes are then compiled as they come. Saved code that this
         compiler and host can load (see ``SavedCode``) is loaded instead of compiled."""
-        ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+        ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(f"[compile] {self.name}: no bounded programs (none when it was saved); each new input "
@@ -171,13 +157,13 @@ class Program:
                 return True
             except Exception as e:
                 self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
-                ranges = RangeProgram(self.module_bytes, shapes, variables, self.device)
+                ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
         return self._compile_ranges(ranges)
 
     def _compile_ranges(self, ranges: RangeProgram) -> bool:
         """Compile the programs of `ranges` it does not hold yet; False (logged) if there are none."""
         try:
-            ranges.compile(self._compile, self._specialized_module, self.name)
+            ranges.compile()
         except Exception as e:  # a program that does not compile even for one static shape
             self.ranges = None
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -250,7 +236,7 @@ class Program:
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""
-        return self._compile(self._specialized_module(shapes),
+        return self.compiler.compile(self._specialized_module(shapes),
                              f"specialized for input shapes {[list(s) for s in shapes]} at call time")
 
     def _invalid_shapes(self, shapes: Sequence[Tuple[int, ...]]) -> TripyException:
@@ -287,16 +273,6 @@ class Program:
         headline = range_check.headline(name, variables, refused, accepted, (labels or {}).get(name))
         return TripyException(locations.report(headline, rejected.messages, rejected.located_at))
 
-    def _size_error(self, headline: str, message: str) -> TripyException:
-        return _size_error(self.module_bytes, headline, message)
-
-
-def _size_error(module_bytes: bytes, headline: str, error: Union[str, Exception]) -> TripyException:
-    """An error report; one about a size (which names no op) is located at the largest tensor."""
-    message = str(error)
-    extra, located_at = size_errors.largest_op(module_bytes, message)
-    return TripyException(locations.report(headline, [message, *extra], located_at))
-
 
 def _error(headline: str, messages: Sequence[str]) -> TripyException:
     return TripyException(locations.report(headline, messages))
@@ -304,36 +280,19 @@ def _error(headline: str, messages: Sequence[str]) -> TripyException:
 
 def _refined(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
     """The module for the static input shapes `shapes`, shapes refined; raises range_check.Rejected."""
-    module = _with_input_shapes(module_bytes, shapes)
-    try:
-        return _xla.refine_shapes(module)  # type: ignore[no-any-return]
-    except Exception as e:
-        raise range_check.Rejected([str(e)], refining=True) from None
+    return pipeline.specialize(module_bytes, shapes)
 
 
-def _with_input_shapes(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
-    """The module (bytecode) with its main function's arguments given the static shapes `shapes`,
-    verified: inputs whose shapes the program cannot accept together (e.g. ``+`` of dims 2 and 4) are
-    reported here, against the user's code."""
-    from jax.extend.mlir import ir
-
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(module_bytes)
-        fn = main_function(module)
-        block = fn.regions[0].blocks[0]
-        new_types = []
-        for arg, shape in zip(block.arguments, shapes):
-            t = ir.RankedTensorType.get(list(shape), ir.RankedTensorType(arg.type).element_type)
-            arg.set_type(t)
-            new_types.append(t)
-        # Results that are arguments themselves take the arguments' new types (func.return needs an exact
-        # match); shape refinement refines the others.
-        results = [v.type for v in list(block.operations)[-1].operands]
-        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, results))
-        try:
-            module.operation.verify()
-        except ir.MLIRError as e:
-            diagnostics = e.error_diagnostics
-            raise range_check.Rejected([f"({locations.describe(d.location)}) {d.message}" for d in diagnostics],
-                                       [str(d.location) for d in diagnostics]) from None
-        return bytecode(module)
+def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
+            optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
+            num_devices: int = 1, runtime_inputs: Optional[int] = None) -> Program:
+    """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
+    `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
+    (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels). `saved`: compiled
+    code from ``Program.saved_code`` (of a saved executable), loaded instead of compiled where it fits.
+    `num_devices` > 1: an SPMD program (static shapes; see ``tripy_flatir.sharding.annotate``). `runtime_inputs`:
+    how many of the inputs are the caller's (the rest are baked-in data), for error messages."""
+    data = module if isinstance(module, (bytes, bytearray)) else bytecode(module)
+    program = Program(bytes(data), input_shapes, device, optimization_level, name, saved, num_devices)
+    program.runtime_inputs = runtime_inputs
+    return program

@@ -33,8 +33,8 @@ import time
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 from tripy_flatir.exceptions import TripyException
 
-TOPICS = ("trace", "flat_ir", "mlir", "compile", "timing", "cache")
-"""Topics: IR dumps and compiler/cache diagnostics."""
+TOPICS = ("trace", "flat_ir", "mlir", "compile", "passes", "timing", "cache")
+"""Topics: IR dumps, compiler and cache diagnostics, the backend's passes (each one's time)."""
 
 # name -> (prefix, ANSI color, the verbosities it also enables)
 VERBOSITY_CONFIGS: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {

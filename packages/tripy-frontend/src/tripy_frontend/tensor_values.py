@@ -13,7 +13,7 @@ from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
 from tripy_backend import memory
 from tripy_trace.ops.sharded_storage import ShardedStorage
-from tripy_trace.ops.storage import PaddedStorage, Storage
+from tripy_trace.ops.storage import DeferredStorage, Storage
 from tripy_frontend.compiler.tracing import traced_function
 from tripy_frontend.eager import evaluate
 from tripy_frontend.tracebacks import strip_tripy_frames
@@ -44,7 +44,7 @@ def _buffer(self: Tensor) -> Any:
 def _numpy(self: Tensor) -> np.ndarray:
     self.eval()
     producer = self.trace_tensor.producer
-    if producer.__class__ is PaddedStorage:  # (read from the padded buffer: no cut needed)
+    if producer.__class__ is DeferredStorage:  # (read without materializing it)
         array = producer.to_numpy()  # type: ignore[union-attr]
         if array is not None:
             return array  # type: ignore[no-any-return]

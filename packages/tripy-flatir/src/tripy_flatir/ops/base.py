@@ -24,9 +24,12 @@ class BaseFlatIROp:
     mlir_op: ClassVar[Any] = None
     # the operand positions that give its result's shape at run time (dynamic ops), as opposed to data;
     shape_operands: ClassVar[Tuple[int, ...]] = ()
-    # whether a bounded program (one program for a range of shapes, ``tripy_backend.bounded``) can run it on
+    # whether a bounded program (one program for a range of shapes, ``tripy_backend.passes.bounded_markers``) can run it on
     # operands padded to their bounds: XLA's dynamic padder handles it, or the backend masks the padding.
     bounded: ClassVar[bool] = True
+    # whether each element of its result is a function of the same element of each operand, all of one shape
+    # (the backend's passes move layouts and sizes through such ops unchanged).
+    elementwise: ClassVar[bool] = False
 
     # Fields not shown in the text form.
     str_skip_fields: ClassVar[tuple[str, ...]] = ()
@@ -77,6 +80,8 @@ class UnaryElementwiseOp(BaseFlatIROp):
     class (``mlir_op``); the trace's ``UnaryElementwise`` and the frontend's ``unary`` take the subclass itself,
     so a new elementwise function needs only its FlatIR file and its frontend file."""
 
+    elementwise = True
+
     # The result is bool whatever the operand's type (a predicate such as is_finite).
     returns_bool: ClassVar[bool] = False
     # XLA:CPU computes garbage for a NaN operand it can see at compile time (exp(x + nan), also under jax.jit):
@@ -90,6 +95,8 @@ class UnaryElementwiseOp(BaseFlatIROp):
 @dataclasses.dataclass(repr=False, eq=False)
 class BinaryElementwiseOp(BaseFlatIROp):
     """Base for ops that apply one StableHLO elementwise op (``mlir_op``) to two same-shaped operands."""
+
+    elementwise = True
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [type(self).mlir_op(*operands).result]

@@ -11,6 +11,7 @@ class ClampOp(BaseFlatIROp):
     """inputs (min, operand, max): operand clamped elementwise into [min, max]."""
 
     mlir_op = stablehlo.ClampOp
+    elementwise = True
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [self.mlir_op(*operands).result]

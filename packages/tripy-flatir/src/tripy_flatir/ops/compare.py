@@ -13,6 +13,7 @@ class CompareOp(BaseFlatIROp):
     """Elementwise comparison producing bool; `direction` is one of EQ NE LT LE GT GE."""
 
     mlir_op = stablehlo.CompareOp
+    elementwise = True
 
     direction: str
 

@@ -11,6 +11,7 @@ class ConvertOp(BaseFlatIROp):
     """Elementwise conversion to the output's dtype."""
 
     mlir_op = stablehlo.ConvertOp
+    elementwise = True
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [self.mlir_op(self.result_type(), operands[0]).result]

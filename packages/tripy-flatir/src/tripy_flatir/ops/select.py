@@ -11,6 +11,7 @@ class SelectOp(BaseFlatIROp):
     """inputs (pred, on_true, on_false): pred ? on_true : on_false, elementwise."""
 
     mlir_op = stablehlo.SelectOp
+    elementwise = True
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         return [self.mlir_op(*operands).result]

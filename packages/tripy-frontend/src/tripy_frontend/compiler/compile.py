@@ -51,7 +51,7 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
     masking the padding up to its bound, so no call inside the range compiles. A program that bounded
     dims cannot express (a window, sort or reverse over a dynamic dim: convolution or pooling over a
     dynamic image size, top-k along the dynamic dim) gets a static program for each shape in range
-    instead, if there are at most 64 (``tripy_backend.ranges.MAX_STATIC_PROGRAMS``); a wider range gets
+    instead, if there are at most 64 (``tripy_backend.range_plan.MAX_STATIC_PROGRAMS``); a wider range gets
     them for the sizes nearest ``opt``, and the ``compile`` log says which other sizes compile at their
     first call. See the "Eager and compiled" guide for what each op family costs.
 

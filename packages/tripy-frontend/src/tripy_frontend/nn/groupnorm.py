@@ -85,7 +85,7 @@ class GroupNorm(Module):
 
         def group_norm(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
             # [N, G, C / G, *spatial], not [N, G, -1]: splitting the channels alone keeps the spatial dims whole,
-            # so the backend can keep the activations channels-last through it (tripy_backend/channels_last.py).
+            # so the backend can keep the activations channels-last through it (the pass tripy_backend/passes/channels_last.py).
             spatial = tuple(shape[i] for i in range(2, x.rank))
             grouped = reshape(x, (shape[0], self.num_groups, self.num_channels // self.num_groups) + spatial)
             return reshape(normalize(grouped, tuple(range(2, x.rank + 1)), self.eps), shape) * w + b

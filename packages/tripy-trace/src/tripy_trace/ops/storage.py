@@ -91,34 +91,34 @@ class ResultStorage(Storage):
 _DATA = Storage.__dict__["data"]  # the slot that holds a Storage's buffer
 
 
-class PaddedStorage(ResultStorage):
-    """A ``ResultStorage`` whose buffer is a dynamic output of a bounded program, still padded to its bucket
-    (``tripy_backend.Padded``): ``data`` cuts it to its real shape on first use, so a result that
-    is only read into NumPy (``to_numpy``) or dropped is never copied."""
+class DeferredStorage(ResultStorage):
+    """A ``ResultStorage`` whose buffer the backend gave deferred (``tripy_backend.memory.is_deferred``): ``data``
+    makes it a buffer of its own on first use (``deferred.materialize()``), so a result that is only read into
+    NumPy (``deferred.to_numpy()``) or dropped is never copied."""
 
-    __slots__ = ("padded",)
+    __slots__ = ("deferred",)
 
-    def __init__(self, output: TraceTensor, padded: Any, shape: Tuple[int, ...], dtype: Any,
+    def __init__(self, output: TraceTensor, deferred: Any, shape: Tuple[int, ...], dtype: Any,
                  device: Any) -> None:  # noqa: D107
         super().__init__(output, None, shape, dtype, device)
-        self.padded = padded
+        self.deferred = deferred
 
     @property  # type: ignore[override]
     def data(self) -> Any:
-        padded = self.padded
-        if padded is not None:
-            _DATA.__set__(self, padded.cut())
-            self.padded = None
+        deferred = self.deferred
+        if deferred is not None:
+            _DATA.__set__(self, deferred.materialize())
+            self.deferred = None
         return _DATA.__get__(self)
 
     @data.setter
     def data(self, value: Any) -> None:
         _DATA.__set__(self, value)
-        self.padded = None
+        self.deferred = None
 
     def to_numpy(self) -> Any:
-        padded = self.padded
-        return padded.to_numpy() if padded is not None else None
+        deferred = self.deferred
+        return deferred.to_numpy() if deferred is not None else None
 
 
 def store_results(outputs: List[TraceTensor], buffers: List[Any]) -> None:

@@ -15,23 +15,23 @@ A convolution over a padded spatial dim it refuses ("Dynamic Spatial Convolution
 bounded program runs it on the whole buffer, made static first, with its padding set to 0 (what the
 convolution's own zero padding holds, and what adds nothing to a sum): each real result reads what it reads
 in the exact-shape program. The result's real size (``real_sizes``' window rule) is set on it again after.
-Step 1 of ``bounded`` marks the operand (`mark_reads`: an optimization_barrier with attribute `MASK`),
-step 3 lowers the marker (`lower`). A sort or an indexed gather over a padded dim is not supported.
+``bounded-markers`` marks the operand (`mark_reads`: an optimization_barrier with attribute `MASK`),
+``lower-markers`` lowers it (`lower`). A sort or an indexed gather over a padded dim is not supported.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from tripy_backend.real_sizes import READS_ACROSS, RealSizes
+from tripy_backend.passes.markers import MASK, Unsupported, i32
+from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes
 
-MASK = "tripy.mask"  # marker attribute: the operand's padding along these dims becomes 0
 XLA_MASKS = ("stablehlo.reduce_window", "stablehlo.pad", "stablehlo.reverse")  # (see the module's docstring)
 
 
-def mark_reads(op: Any, name: str, sizes: RealSizes, unsupported: Callable[[str], Exception]) -> None:
+def mark_reads(op: Any, name: str, sizes: RealSizes) -> None:
     """Before `op` (a READS_ACROSS op), mark the operand that it reads across a padded dim of (see the module's
-    docstring). Raises `unsupported` where that cannot be done."""
+    docstring). Raises `Unsupported` where that cannot be done."""
     from jax.extend.mlir import ir
     from jax.extend.mlir.dialects import stablehlo
 
@@ -43,11 +43,11 @@ def mark_reads(op: Any, name: str, sizes: RealSizes, unsupported: Callable[[str]
         return
     why = f"{name} over a dynamic dim is not supported with bounded dims"
     if name in ("stablehlo.gather", "stablehlo.dynamic_gather"):
-        _clamp_indices(op, reads, sizes, lambda: unsupported(why))
+        _clamp_indices(op, reads, sizes, lambda: Unsupported(why))
         return
     operand = op.operands[0]
     if name != "stablehlo.convolution" or list(reads) != [0] or not sizes.known(operand, reads[0]):
-        raise unsupported(why)  # (a sort, an indexed gather, a kernel of run-time size)
+        raise Unsupported(why)  # (a sort, an indexed gather, a kernel of run-time size)
     with ir.InsertionPoint(op):
         marker = stablehlo.OptimizationBarrierOp([operand] + [sizes.i32(operand, d) for d in reads[0]])
     marker.attributes[MASK] = ir.DenseI64ArrayAttr.get(reads[0])
@@ -72,19 +72,12 @@ def _clamp_indices(op: Any, reads: Dict[int, List[int]], sizes: RealSizes, unsup
     indices = sizes.twin.get(indices, indices)  # (resize computes its indices from the sizes: their run-time twin)
     scalar = ir.RankedTensorType.get([], ir.RankedTensorType(indices.type).element_type)
     with ir.InsertionPoint(op):
-        last = stablehlo.ConvertOp(scalar, stablehlo.SubtractOp(sizes.i32(operand, dims[0]), _i32(1)).result).result
-        clamped = stablehlo.ClampOp(stablehlo.ConvertOp(scalar, _i32(0)).result, indices, last).result
+        last = stablehlo.ConvertOp(scalar, stablehlo.SubtractOp(sizes.i32(operand, dims[0]), i32(1)).result).result
+        clamped = stablehlo.ClampOp(stablehlo.ConvertOp(scalar, i32(0)).result, indices, last).result
     op.operands[1] = clamped
     sizes.alias(clamped, indices)
 
 
-def _i32(k: int) -> Any:
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
-    i32 = ir.IntegerType.get_signless(32)
-    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i32),
-                                                               ir.IntegerAttr.get(i32, k))).result
 
 
 def lower(marker: Any) -> Any:

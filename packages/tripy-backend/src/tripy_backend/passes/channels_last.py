@@ -1,4 +1,4 @@
-"""Channels-last convolutions: a StableHLO rewrite that keeps a convnet's activations ``[N, *spatial, C]``
+"""Pass ``channels-last`` (XLA:CPU): a StableHLO rewrite that keeps a convnet's activations ``[N, *spatial, C]``
 between its convolutions, so that XLA:CPU, whose convolution kernels read and write channels-last, transposes
 the activations once on the way in and once on the way out instead of around every convolution.
 
@@ -17,7 +17,7 @@ end. An op sinks a transpose only when all its (non-scalar) operands are the sam
 no op gets more transposes than it had. The values are computed exactly as before (the same ops on the same
 elements), only stored in another order.
 
-``cpu_plan.prepare`` decides where it applies (XLA:CPU); this module is the mechanism.
+It applies on XLA:CPU unless ``TRIPY_XLA_CPU_CHANNELS_LAST=0`` (``cpu_plan.keeps_channels_last``).
 """
 
 from __future__ import annotations
@@ -30,18 +30,14 @@ from jax.extend.mlir.dialects import stablehlo
 
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode, context
-
-# Ops whose result element i is a function of their operands' elements i only (same shape everywhere).
-ELEMENTWISE = frozenset(f"stablehlo.{name}" for name in (
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "convert", "cosine", "divide", "exponential",
-    "exponential_minus_one", "floor", "is_finite", "log", "log_plus_one", "logistic", "maximum", "minimum",
-    "multiply", "negate", "not", "or", "popcnt", "power", "remainder", "round_nearest_afz", "round_nearest_even",
-    "rsqrt", "select", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"))
+from tripy_backend import cpu_plan
+from tripy_backend.op_facts import ELEMENTWISE
+from tripy_backend.passes import Job, Pass
 
 Perm = Tuple[int, ...]
 
 
-def rewrite(module_bytes: bytes) -> bytes:
+def rewrite(module_bytes: bytes, job: Job) -> bytes:
     """The module with its convolutions channels-last and the transposes sunk and cancelled (see the module
     docstring); `module_bytes` itself if it has no convolution."""
     if b"convolution" not in module_bytes:
@@ -56,6 +52,13 @@ def rewrite(module_bytes: bytes) -> bytes:
         logger.log(lambda: "[compile] channels-last: {} convolution(s), {} transpose(s) of their results left".format(
             *_convolutions_and_transposes(module)), "compile")
         return bytecode(module)
+
+
+def on_cpu(job: Job) -> bool:
+    return job.platform == "cpu" and cpu_plan.keeps_channels_last()
+
+
+PASS = Pass("channels-last", rewrite, on_cpu)
 
 
 def count_transposes(module_bytes: bytes) -> int:

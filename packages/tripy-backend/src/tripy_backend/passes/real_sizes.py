@@ -1,6 +1,6 @@
 """The real size of every dynamic dim in a bounded program, from the program's own shape arithmetic.
 
-A bounded program (see ``bounded``) must say how large each dynamic dim of its outputs really is, and a
+A bounded program (see ``bounded_markers``) must say how large each dynamic dim of its outputs really is, and a
 ``get_dimension_size`` in it must give the real size of its operand. Reading a result's size at run
 time (``get_dimension_size`` of a bounded view) is not enough: XLA's dynamic padder loses a dim's real
 size where the simplifier folds the value to a constant (``a >= a`` on integers is a broadcast ``true``
@@ -18,14 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from tripy_backend.constant_sizes import constant_element, constant_of
-
-_ELEMENTWISE = {f"stablehlo.{n}" for n in (
-    "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine count_leading_zeros divide "
-    "exponential exponential_minus_one floor is_finite log log_plus_one logistic maximum minimum multiply "
-    "negate not or popcnt power reduce_precision remainder round_nearest_afz round_nearest_even rsqrt select "
-    "shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor").split()}
-_ELEMENTWISE |= {"chlo.erf", "chlo.tan"}
+from tripy_backend import op_facts
+from tripy_backend.passes.constant_sizes import constant_element, constant_of
+from tripy_backend.passes.markers import Unsupported, element, i32, shape as ir_shape
 
 
 class Unknown:
@@ -41,16 +36,13 @@ Size = Union[int, Any, Unknown]  # static size, i32 scalar MLIR value, or Unknow
 class RealSizes:
     """The size of each dim of each value of one function, filled op by op (`visit`)."""
 
-    def __init__(self, twin: Dict[Any, Any], unsupported: Callable[[str], Exception],
-                 input_bounds: Optional[Dict[Tuple[int, int], int]] = None, marker: str = "",
+    def __init__(self, twin: Dict[Any, Any], input_bounds: Optional[Dict[Tuple[int, int], int]] = None,
                  input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> None:
-        self.twin = twin  # value -> its run-time twin (see ``bounded._add_twins``)
-        self.unsupported = unsupported
-        # the bucket's bound of each dynamic input dim, and the custom_call target that reads its real size:
-        # to find computed sizes that are the same for all real sizes (``constant_sizes``)
+        self.twin = twin  # value -> its run-time twin (see ``bounded_markers._add_twins``)
+        # the bucket's bound of each dynamic input dim: to find computed sizes that are the same for all real
+        # sizes (``constant_sizes``)
         self.input_bounds = input_bounds
         self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
-        self.marker = marker
         self.evaluated: Dict[Any, Dict[Any, Any]] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
 
@@ -74,9 +66,9 @@ class RealSizes:
         """The size of `value`'s dim `dim` as an ``i32`` scalar MLIR value (at the current insertion point)."""
         size = self.of(value)[dim]
         if isinstance(size, Unknown):
-            raise self.unsupported(f"the size of a {size.op_name} result is not given by the program's shape "
+            raise Unsupported(f"the size of a {size.op_name} result is not given by the program's shape "
                                    "arithmetic")
-        return _constant(size) if isinstance(size, int) else size
+        return i32(size) if isinstance(size, int) else size
 
     def visit_argument(self, arg: Any, read: Callable[[Any, int], Any]) -> None:
         """An input: its dynamic dims are the real sizes `read(arg, dim)` gives (an ``i32`` scalar value)."""
@@ -95,7 +87,7 @@ class RealSizes:
             shape = ir.RankedTensorType(result.type).shape
             if all(s >= 0 for s in shape):
                 continue
-            rule = _RULES.get(name) or (_elementwise if name in _ELEMENTWISE else None)
+            rule = _RULES.get(name) or (_elementwise if name in op_facts.ELEMENTWISE else None)
             self.sizes[result] = [s if s >= 0 else (rule(self, op, i, d) if rule else Unknown(name))
                                   for d, s in enumerate(shape)]
 
@@ -153,7 +145,7 @@ def _concatenate(s: RealSizes, op: Any, i: int, d: int) -> Size:
     if any(isinstance(p, Unknown) for p in parts):
         return Unknown(op.name)
     static = sum(p for p in parts if isinstance(p, int))
-    total = _constant(static)
+    total = i32(static)
     for p in parts:
         if not isinstance(p, int):
             total = stablehlo.AddOp(total, p).result
@@ -179,7 +171,7 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     shape = op.operands[position]
     static = staticelement(shape, d)
     if static is None and s.input_bounds is not None:
-        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.marker, s.evaluated)
+        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.evaluated)
     return static if static is not None else element(s.twin.get(shape, shape), d)
 
 
@@ -189,13 +181,13 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
     vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
     if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
-        static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds, s.marker,
+        static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds,
                              s.evaluated, s.input_lows)
         if static is not None and static > 0:  # (an empty slice of a padded source crashes XLA on jaxlib 0.6)
             return static
     start, limit, stride = (element(v, d) for v in vectors)
     extent = stablehlo.SubtractOp(limit, start).result
-    one = _constant(1)
+    one = i32(1)
     rounded = stablehlo.AddOp(extent, stablehlo.SubtractOp(stride, one).result).result
     return stablehlo.DivOp(rounded, stride).result
 
@@ -266,7 +258,7 @@ def _affine(n: Size, multiplier: int, addend: int, divisor: int = 1, plus: int =
     for op, k in ((stablehlo.MulOp, multiplier), (stablehlo.AddOp, addend), (stablehlo.DivOp, divisor),
                   (stablehlo.AddOp, plus)):
         if k != (1 if op in (stablehlo.MulOp, stablehlo.DivOp) else 0):
-            n = op(n, _constant(k)).result
+            n = op(n, i32(k)).result
     return n
 
 
@@ -356,10 +348,6 @@ READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
-def ir_shape(value: Any) -> List[int]:
-    from jax.extend.mlir import ir
-
-    return list(ir.RankedTensorType(value.type).shape)
 
 
 def _ints(op: Any, name: str) -> List[int]:
@@ -410,26 +398,3 @@ def _dense(attr: Any) -> List[int]:
     except (TypeError, ValueError):
         values = ir.DenseIntElementsAttr(attr)
         return [int(values[i]) for i in range(len(values))]
-
-
-def _constant(n: int) -> Any:
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
-    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(i32, ir.IntegerAttr.get(i32.element_type, n))).result
-
-
-def element(vector: Any, i: int) -> Any:
-    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar (at the current insertion point)."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
-    t = ir.RankedTensorType(vector.type)
-    one = stablehlo.SliceOp(vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]),
-                            ir.DenseI64ArrayAttr.get([1])).result
-    scalar = stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
-    i32 = ir.IntegerType.get_signless(32)
-    if t.element_type != i32:
-        scalar = stablehlo.ConvertOp(ir.RankedTensorType.get([], i32), scalar).result
-    return scalar

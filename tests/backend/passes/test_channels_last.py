@@ -1,4 +1,4 @@
-"""Channels-last convolutions (tripy_backend.channels_last): the transposes around a convnet's convolutions
+"""Channels-last convolutions (the pass tripy_backend.passes.channels_last): the transposes around a convnet's convolutions
 sink through the ops between them and cancel, and the program computes the same numbers."""
 
 import numpy as np
@@ -7,7 +7,8 @@ import pytest
 from jax.extend.mlir import ir
 
 from tripy_flatir.mlir_utils import context
-from tripy_backend import _xla, channels_last, cpu_plan
+from tripy_backend import _xla, cpu_plan, pipeline
+from tripy_backend.passes import Job, channels_last
 
 CONV = ("stablehlo.convolution({x}, {k}) dim_numbers = [b, f, 0, 1]x[0, 1, i, o]->[b, f, 0, 1], window = "
         "{{stride = [1, 1], pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} "
@@ -52,7 +53,7 @@ def run(program: bytes, *arrays: np.ndarray) -> np.ndarray:
 
 
 def test_transposes_cancel_but_one_out():
-    rewritten = channels_last.rewrite(BLOCK)
+    rewritten = channels_last.rewrite(BLOCK, Job())
     assert channels_last.count_transposes(BLOCK) == 0
     assert channels_last.count_activation_transposes(rewritten) == 1  # the result back to [N, C, H, W], at the end
     assert text(rewritten).count("->[b, 0, 1, f]") == 2  # both convolutions' results are channels-last
@@ -62,20 +63,20 @@ def test_transposes_cancel_but_one_out():
 def test_same_numbers_channels_last():
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 8, 8), (3, 3, 4, 4), (4,))]
-    np.testing.assert_allclose(run(channels_last.rewrite(BLOCK), *args), run(BLOCK, *args), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(channels_last.rewrite(BLOCK, Job()), *args), run(BLOCK, *args), rtol=1e-5, atol=1e-5)
 
 
 def test_program_without_convolutions_is_untouched():
     program = b"func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n" \
               b"  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n" \
               b"  return %0 : tensor<3x2xf32>\n}"
-    assert channels_last.rewrite(program) is program
+    assert channels_last.rewrite(program, Job()) is program
 
 
 @pytest.mark.parametrize("setting, rewritten", [("1", True), ("0", False)])
 def test_plan_applies_it_unless_turned_off(monkeypatch, setting, rewritten):
     monkeypatch.setenv("TRIPY_XLA_CPU_CHANNELS_LAST", setting)
-    prepared, _ = cpu_plan.prepare(BLOCK, "cpu", 3)
+    prepared, _ = pipeline.for_xla(BLOCK, "cpu", 3)
     assert (channels_last.count_transposes(prepared) == 1) is rewritten
     assert f"channels-last={setting}" in cpu_plan.fingerprint("cpu", 0)
 

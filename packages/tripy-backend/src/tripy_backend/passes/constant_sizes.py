@@ -19,6 +19,8 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tripy_backend.passes.markers import DIM_MARKER
+
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
 MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
 
@@ -29,18 +31,18 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
             "GE": np.greater_equal}
 
 
-def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int], marker: str,
+def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int],
                      memos: Dict[Any, Dict[Any, Any]],
                      lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
     """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
     dims' bounds: `input_bounds`, by (argument, dim), and their smallest sizes `lows`, 1 if not given; a
-    run-time read of one is a custom_call to `marker`), else None. `memos` keeps the values evaluated so far,
+    run-time read of one is a ``DIM_MARKER`` custom_call), else None. `memos` keeps the values evaluated so far,
     for each set of real sizes (one dict per program and bucket, shared by its calls)."""
-    return constant_of([(vector, i)], lambda x: x, input_bounds, marker, memos, lows)
+    return constant_of([(vector, i)], lambda x: x, input_bounds, memos, lows)
 
 
 def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any],
-                input_bounds: Dict[Tuple[int, int], int], marker: str, memos: Dict[Any, Dict[Any, Any]],
+                input_bounds: Dict[Tuple[int, int], int], memos: Dict[Any, Dict[Any, Any]],
                 lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
     """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
     for every combination of real sizes) if it is the same for all of them, else None (see
@@ -52,7 +54,7 @@ def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any]
     env, count = grid
     memo = memos.setdefault(dims, {})  # (values hold for one set of real sizes: a memo per set)
     try:
-        values = combine(*(_evaluate(vector, env, marker, memo, count)[i] for vector, i in elements))
+        values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in elements))
     except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
@@ -81,7 +83,7 @@ _FOLLOWED = set(_LEAVES) | set(_BINARY) | {"stablehlo.divide", "stablehlo.remain
                                            "stablehlo.concatenate", "stablehlo.slice", "stablehlo.optimization_barrier"}
 
 
-def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any], count: int) -> Any:
+def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
     """`root` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,).
     Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model."""
     from jax.extend.mlir import ir
@@ -106,12 +108,12 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dic
         if missing:
             stack.extend(missing)
             continue
-        memo[value] = _evaluate_op(value, op, env, marker, memo, count)
+        memo[value] = _evaluate_op(value, op, env, memo, count)
         stack.pop()
     return memo[root]
 
 
-def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], marker: str, memo: Dict[Any, Any],
+def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any],
                  count: int) -> Any:
     """`value`, the result of `op`, from its operands' values in `memo`."""
     from jax.extend.mlir import ir
@@ -122,7 +124,7 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], marker: s
         attr = ir.DenseIntElementsAttr(op.attributes["value"])
         data = [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
         return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
-    if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == marker:
+    if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
         try:
             argument = ir.BlockArgument(op.operands[0]).arg_number
         except (TypeError, ValueError):

@@ -1,0 +1,105 @@
+"""What the bounded-program passes share: the markers that ``bounded_markers`` leaves in a module for
+``lower_markers`` to turn into ops, the errors saying a bucket gets no bounded program, and small builders
+of the ops that read and set a dim's real size (at the current insertion point)."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.mlir_utils import main_function
+
+DIM_MARKER = "tripy.dim_size"  # custom_call target of a run-time read of an input's dim
+SET_DIMS = "tripy.set_dims"  # attribute of an optimization_barrier whose result gets run-time sizes
+SLICE = "tripy.slice"  # attribute of an optimization_barrier that marks a size-dependent slice
+SOURCE_DIMS = "tripy.source_dims"  # attribute of a reshape's marker: the dims of its source that may be padded
+SIZES = "tripy.sizes"  # attribute of an optimization_barrier: its first operand gets the sizes that follow
+MASK = "tripy.mask"  # attribute of an optimization_barrier: its operand's padding along these dims becomes 0
+
+
+class Unsupported(Exception):
+    """The module uses sizes in a way a bounded program cannot express."""
+
+
+class SmallSize(Unsupported):
+    """This bucket holds several shapes and a size in it has a bound of 0 or 1: a size computed at run time
+    could be 0 where the bound is 1 (XLA takes no dynamic size-1 dims), or an input is empty while others
+    are padded (XLA's dynamic padder divides by its sizes). The range plan gives each size of this bucket a
+    bucket of its own; other buckets are not affected."""
+
+
+def main(module: Any) -> Any:
+    fn = main_function(module)
+    if fn is None:
+        raise Unsupported("the module has no main function")
+    return fn
+
+
+def set_function_type(fn: Any) -> None:
+    """`fn`'s type from its arguments and what it returns (after either changed)."""
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
+                                                                          [v.type for v in ret.operands]))
+
+
+def shape(value: Any) -> List[int]:
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def is_dynamic(value: Any, dim: int) -> bool:
+    return bool(ir.RankedTensorType(value.type).shape[dim] < 0)
+
+
+def bounded_type(t: Any, dim: int) -> Any:
+    """`t` (static) with dim `dim` dynamic up to its static size."""
+    dims = list(t.shape)
+    bounds = [ir.ShapedType.get_dynamic_size()] * len(dims)
+    bounds[dim], dims[dim] = dims[dim], ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get(dims, t.element_type, stablehlo.TypeExtensions.get(bounds))
+
+
+def real_size(value: Any, dim: int) -> Any:
+    """The run-time size of `value`'s dim `dim` (a ``tensor<i32>``): read through a bounded view."""
+    view = stablehlo.ConvertOp(bounded_type(ir.RankedTensorType(value.type), dim), value).result
+    return stablehlo.GetDimensionSizeOp(view, dim).result
+
+
+def set_size(value: Any, size: Any, dim: int) -> Any:
+    """`value` with the real size of dim `dim` set to `size` (any integer scalar tensor); same static type."""
+    t = ir.RankedTensorType(value.type)
+    if t.shape[dim] <= 1:  # a bound of 1 is the size (and XLA rejects dynamic size-1 dims inside a shape)
+        return value
+    i32_type = ir.IntegerType.get_signless(32)
+    if ir.RankedTensorType(size.type).element_type != i32_type:
+        size = stablehlo.ConvertOp(ir.RankedTensorType.get([], i32_type), size).result
+    return stablehlo.ConvertOp(t, stablehlo.SetDimensionSizeOp(value, size, dim).result).result
+
+
+def element(vector: Any, i: int) -> Any:
+    """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar."""
+    t = ir.RankedTensorType(vector.type)
+    one = stablehlo.SliceOp(vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]),
+                            ir.DenseI64ArrayAttr.get([1])).result
+    scalar = stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
+    i32_type = ir.IntegerType.get_signless(32)
+    if t.element_type != i32_type:
+        scalar = stablehlo.ConvertOp(ir.RankedTensorType.get([], i32_type), scalar).result
+    return scalar
+
+
+def i32(k: int) -> Any:
+    """An ``i32`` scalar constant."""
+    t = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, k))).result
+
+
+def constant_ints(vector: Any, rank: int) -> Optional[List[int]]:
+    """The `rank` integers of a constant vector (a splat too), or None if it is computed at run time."""
+    owner = getattr(vector.owner, "operation", vector.owner)
+    if not isinstance(owner, ir.Operation) or owner.name != "stablehlo.constant":
+        return None
+    values = ir.DenseIntElementsAttr(owner.attributes["value"])
+    return [int(values[0] if values.is_splat else values[i]) for i in range(rank)]

@@ -1,0 +1,94 @@
+"""The backend's StableHLO passes, by name, in the order they run (``passes``: one module each):
+
+1. ``bounded-markers``: a bounded program's run-time twins of its shape arithmetic, and markers (bounded only);
+2. ``static-shapes``: the inputs' static shapes (exact ones, or a bucket's bounds), shape refinement;
+3. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
+4. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
+5. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
+
+``SHAPES`` (1-3) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
+errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
+``XLA`` (4-5) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
+``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Any, List, Optional, Sequence, Tuple
+
+from tripy_flatir.logging import logger
+from tripy_flatir.mlir_utils import context
+from tripy_backend import cpu_plan
+from tripy_backend.passes import Job, Pass, bounded_markers, channels_last, lower_markers, matrix_vector, static_shapes
+
+SHAPES: Tuple[Pass, ...] = (bounded_markers.PASS, static_shapes.PASS, lower_markers.PASS)
+XLA: Tuple[Pass, ...] = (channels_last.PASS, matrix_vector.PASS)
+PIPELINE: Tuple[Pass, ...] = SHAPES + XLA
+
+DUMP_ENV_VAR = "TRIPY_DUMP_PASSES"
+_runs = itertools.count(1)
+
+
+def run(passes: Sequence[Pass], module_bytes: bytes, job: Job) -> bytes:
+    """`module_bytes` through each of `passes` that applies to `job`, in order (logged, dumped if asked)."""
+    dump = _dump_folder(job)
+    if dump is not None:
+        _dump(dump, 0, "input", module_bytes)
+    for k, step in enumerate(passes, 1):
+        if not step.applies(job):
+            continue
+        start = time.perf_counter()
+        module_bytes = step.run(module_bytes, job)
+        logger.log(lambda: f"[passes] {job.name}: {step.name} in {(time.perf_counter() - start) * 1e3:.1f} ms",
+                   "passes")
+        if dump is not None:
+            _dump(dump, k, step.name, module_bytes)
+    return module_bytes
+
+
+def specialize(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], name: str = "program") -> bytes:
+    """The module for exactly the input shapes `shapes` (raises ``range_check.Rejected``)."""
+    return run(SHAPES, module_bytes, Job(name, shapes=[tuple(s) for s in shapes]))
+
+
+def bound(module_bytes: bytes, bounds: Sequence[Tuple[int, ...]], dynamic_dims: Sequence[Tuple[int, int]],
+          lows: Optional[Sequence[Tuple[int, ...]]] = None, name: str = "program") -> Tuple[bytes, List[List[int]]]:
+    """The bounded program for one bucket (`bounds`: its static shape per input; `dynamic_dims`: the (input, dim)
+    pairs padded to their bound, in the order their real sizes are passed, as ``i32`` scalars after the inputs;
+    `lows`: its smallest shapes), and the padded dims of each output. Raises ``markers.Unsupported`` (its subclass
+    ``SmallSize`` for this bucket only) where bounded dims cannot express the program."""
+    job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), lows=lows)
+    return run(SHAPES, module_bytes, job), job.out_dims
+
+
+def for_xla(module_bytes: bytes, platform: str, optimization_level: int,
+            name: str = "program") -> Tuple[bytes, List[Tuple[str, Any]]]:
+    """(the static module prepared for `platform`'s compiler, its XLA options)."""
+    if platform != "cpu":
+        return module_bytes, []
+    products, kernels = cpu_plan.products_and_kernels(module_bytes)
+    job = Job(name, platform=platform, runtime=cpu_plan.runtime(products, kernels))
+    module_bytes = run(XLA, module_bytes, job)
+    return module_bytes, cpu_plan.compile_options(platform, optimization_level, job.runtime, kernels > 0)
+
+
+def _dump_folder(job: Job) -> Optional[str]:
+    root = os.environ.get(DUMP_ENV_VAR)
+    if not root:
+        return None
+    folder = os.path.join(root, f"{next(_runs):04d}-{''.join(c if c.isalnum() else '_' for c in job.name)}")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _dump(folder: str, k: int, name: str, module_bytes: bytes) -> None:
+    from jax.extend.mlir import ir
+
+    with context():
+        text = str(ir.Module.parse(module_bytes))
+    with open(os.path.join(folder, f"{k:02d}-{name}.mlir"), "w") as f:
+        f.write(text)
