@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tripy as tp
+from tripy_backend import plan
 from tripy_frontend import eager
 
 
@@ -162,7 +163,7 @@ def test_eager_programs_use_the_eager_optimization_level():
     out = tp.Tensor(x) @ tp.Tensor(x) + 1.0
     np.testing.assert_allclose(np.from_dlpack(out), x @ x + 1.0, rtol=1e-5)
     programs = list(eager.PROGRAM_CACHE._items.values())
-    assert programs and programs[-1].optimization_level == eager.EAGER_OPTIMIZATION_LEVEL == 2
+    assert programs and programs[-1].optimization_level == plan.EAGER_OPTIMIZATION_LEVEL == 2
 
 
 def test_results_are_freed_without_the_cycle_collector():

@@ -10,7 +10,7 @@ import operator
 import os
 from typing import Any, List, NoReturn, Sequence
 
-from tripy_backend import ProgramCache, compile as backend_compile
+from tripy_backend import ProgramCache, compile as backend_compile, plan
 from tripy_backend.devices import compiler_name
 from tripy_flatir.exceptions import TripyException, raise_error
 from tripy_flatir.logging import logger
@@ -38,11 +38,6 @@ def _cache_size() -> int:
 # Eager programs by structural key: a program per graph shape, least recently used out first. Set its capacity
 # (``PROGRAM_CACHE.capacity = n``) or TRIPY_PROGRAM_CACHE_SIZE to bound the memory of a process whose shapes vary.
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=_cache_size())
-
-# The optimization level eager programs are compiled at: one below tripy.compile's default. An eager program is
-# usually run a few times (an expression being explored, a loop's body): XLA:CPU compiles it ~30% faster with LLVM
-# -O2 and runs it as fast (see tripy_backend.cpu_plan).
-EAGER_OPTIMIZATION_LEVEL = 2
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 _data_of = operator.attrgetter("producer.data")  # (a program input's buffer)
@@ -84,7 +79,7 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
     device = trace.outputs[0].device
     _, module = lower(trace)
     program = backend_compile(module, [t.shape for t in trace.inputs], device,
-                              optimization_level=EAGER_OPTIMIZATION_LEVEL, name="eager evaluation")
+                              optimization_level=plan.EAGER_OPTIMIZATION_LEVEL, name="eager evaluation")
     PROGRAM_CACHE.put(key, program)
     logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return program

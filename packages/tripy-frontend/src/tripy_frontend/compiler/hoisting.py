@@ -13,13 +13,13 @@ XLA can fuse it. A hoisted result costs memory for as long as the executable liv
 weight does in other runtimes.
 
 A transposed weight stays in the program where XLA reads the ``[out, in]`` weight as fast as an ``[in, out]``
-copy: which products those are is the backend's CPU plan (``tripy_backend/cpu_plan.py``), asked here with the
-trace's products, as the backend asks it with the StableHLO module's.
+copy: which products those are is the backend's to say (``tripy_backend.plan.weights``), asked here with the
+trace's products, as the backend's own rules read the StableHLO module's.
 
 A narrow weight (int8 that ``tp.Linear(..., quant_dtype=tp.int8)`` quantizes from stored data, or a stored
 bfloat16 weight cast to float32) is hoisted as the narrow tensor, its widening (cast, per-channel scale,
 transpose) left in the program, where the plan says a product widens it in its loop
-(``cpu_plan.widens_weight_in_loop``): the program then reads 1 or 2 bytes per weight instead of 4.
+(``WeightPlan.widens_in_loop``): the program then reads 1 or 2 bytes per weight instead of 4.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
-from tripy_backend import cpu_plan
+from tripy_backend import plan
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
 from tripy_trace.ops.cast import Cast
 from tripy_trace.ops.convolution import Convolution
@@ -91,14 +91,14 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
     runtime input reads, no larger than the stored data behind them and at least MIN_ELEMENTS of it (but not
     the transposed weights that stay in the program: see the module docstring)."""
     order = topological_order(outputs)
-    program_runtime = _cpu_runtime(order)
+    weight_plan = _weight_plan(order)
     stored: Dict[int, int] = {}  # id(tensor) -> elements of stored data it is computed from, if constant
     for op in order:
         if isinstance(op, Storage) and not isinstance(op, ShardedStorage):  # (sharded: stays an argument)
             stored.update((id(o), _elements(o)) for o in op.outputs)
         elif not op.is_input and all(id(i) in stored for i in op.inputs):  # (no inputs: iota, fills)
             stored.update((id(o), sum(stored[id(i)] for i in op.inputs)) for o in op.outputs)
-    widened = _widened_in_program(order, stored, program_runtime)
+    widened = _widened_in_program(order, stored, weight_plan)
     for t in widened:
         stored.pop(id(t), None)  # (computed in the program, as if it depended on a runtime input)
     frontier: Dict[int, TraceTensor] = {}
@@ -107,12 +107,12 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
             continue
         for i in op.inputs:
             if (id(i) in stored and not isinstance(i.producer, Storage) and stored[id(i)] >= MIN_ELEMENTS
-                    and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, program_runtime)):
+                    and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, weight_plan)):
                 frontier[id(i)] = i
     return list(frontier.values())
 
 
-def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], program_runtime: str) -> List[TraceTensor]:
+def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], weight_plan: plan.WeightPlan) -> List[TraceTensor]:
     """The tensors between a narrow weight and the products that widen it in their loop (see the module
     docstring): for each such product, its weight operand back through a transpose, a multiplication by a
     smaller (scale) tensor and a cast from a narrower type, to the narrow tensor (not included)."""
@@ -121,7 +121,7 @@ def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], program_ru
         w = op.inputs[1] if isinstance(op, MatrixMultiply) and id(op.inputs[1]) in stored else None
         if w is None or not w.is_static or w.rank != 2 or w.device.kind != "cpu":
             continue
-        if not cpu_plan.widens_weight_in_loop(_product(op).rows, _elements(w), program_runtime):
+        if not weight_plan.widens_in_loop(_product(op).rows, _elements(w)):
             continue
         chain, t = [], w
         while True:
@@ -141,23 +141,22 @@ def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], program_ru
     return widened
 
 
-def _cpu_runtime(order: Sequence[Any]) -> str:
-    """The XLA:CPU runtime the backend's plan will choose for this graph (``cpu_plan.runtime``), from its
-    matrix products and convolutions."""
+def _weight_plan(order: Sequence[Any]) -> plan.WeightPlan:
+    """The backend's plan for this graph's weights, from its matrix products and convolutions."""
     products = [_product(op) for op in order if isinstance(op, MatrixMultiply)]
     kernels = sum(_elements(op.inputs[1]) for op in order if isinstance(op, Convolution))
-    return cpu_plan.runtime(products, kernels)
+    return plan.weights(products, kernels)
 
 
-def _product(op: MatrixMultiply) -> "cpu_plan.Product":
+def _product(op: MatrixMultiply) -> plan.Product:
     x, w = op.inputs[0], op.inputs[1]
     if not (x.is_static and w.is_static):
-        return cpu_plan.Product(-1, 0)
+        return plan.Product(-1, 0)
     free = (x.shape[-2] if x.rank >= 2 else 1, w.shape[-1] if w.rank >= 2 else 1)
-    return cpu_plan.Product(min(free), _elements(x) if free[0] >= free[1] else _elements(w))
+    return plan.Product(min(free), _elements(x) if free[0] >= free[1] else _elements(w))
 
 
-def _stays_transposed(op: Any, t: TraceTensor, program_runtime: str) -> bool:
+def _stays_transposed(op: Any, t: TraceTensor, weight_plan: plan.WeightPlan) -> bool:
     """Whether `t`, read by `op`, is a transposed stored weight that stays in the program (``[out, in]``, read
     as stored: see the module docstring)."""
     if not (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
@@ -165,7 +164,7 @@ def _stays_transposed(op: Any, t: TraceTensor, program_runtime: str) -> bool:
         return False
     x = op.inputs[0]
     rows = (x.shape[-2] if x.rank >= 2 else 1) if x.is_static else -1
-    return cpu_plan.keeps_transposed_weight(rows, _elements(t), program_runtime)
+    return weight_plan.keeps_transposed(rows, _elements(t))
 
 
 def _elements(t: TraceTensor) -> int:

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
+from tripy_backend import plan
 from tripy_trace.ops.convolution import Convolution
 from tripy_trace.ops.storage import Storage
 from tripy_trace.tensor import TraceTensor
@@ -74,9 +75,9 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
     if c >= 0 and c != in_channels:
         raise_error(f"{what} expects {in_channels} input channels (dim 1 of the input), but the input has shape "
                     f"{list(input.trace_tensor.shape)}.", _stack.capture(), [], [input.stack_info])
-    # The kernel as XLA:CPU's convolutions read it, [*kernel, C / groups, O]: in tp.compile the transpose is
-    # done once (compiler/hoisting.py) instead of on every call inside the program (ResNet-18: 20 weights).
-    kernel_last = weight.trace_tensor.rank == n + 2
+    # The kernel in the layout the backend asks for (tripy_backend.plan): in tp.compile a transpose is done once
+    # (compiler/hoisting.py) instead of on every call inside the program.
+    kernel_last = weight.trace_tensor.rank == n + 2 and plan.convolution_kernel_last()
     if kernel_last:
         weight = permute(weight, tuple(range(2, n + 2)) + (1, 0))
     out = Tensor._from_op(Convolution, [input, weight], stride=tuple(stride),
