@@ -23,7 +23,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, List, Sequence, Tuple
 
 import numpy as np
 

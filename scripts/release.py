@@ -7,8 +7,9 @@
 2. Checks that every other package's declared range for it admits the new version. Where one does not
    (a minor release while at 0.x, or a major one), it rewrites that range to the policy's
    (``>=0.Y,<0.Y+1`` at 0.x, ``>=X.Y,<X+1`` from 1.0) and says so: those dependents need a release too.
-3. Adds the CHANGELOG.md entry (``--notes``, else the subjects of the commits that touched the package
-   since its last tag), re-locks (``uv lock``), commits and tags ``<package>-v<version>``.
+3. Adds the CHANGELOG.md entry: its ``## Unreleased`` section (written as the work was done) becomes the
+   release's; without one, ``--notes``, else the subjects of the commits that touched the package since its
+   last tag. Then it re-locks (``uv lock``), commits and tags ``<package>-v<version>``.
 4. Builds the wheel and sdist (``uv build --package``) into ``dist/<package>-<version>/``, and publishes
    them with ``uv publish`` when ``--index-url`` is given (credentials: UV_PUBLISH_USERNAME /
    UV_PUBLISH_PASSWORD or UV_PUBLISH_TOKEN, as uv reads them).
@@ -115,10 +116,15 @@ def changelog_notes(name: str, pyproject: Path, root: Path = ROOT) -> List[str]:
 
 
 def add_changelog_entry(changelog: Path, version: Version, notes: List[str]) -> bool:
-    """Adds ``## <version>`` above the newest entry; False if the changelog has that entry already."""
+    """Adds ``## <version>`` above the newest entry (the ``## Unreleased`` section, if there is one, becomes it,
+    `notes` unused); False if the changelog has that entry already."""
     text = changelog.read_text()
     if re.search(rf"(?m)^## {re.escape(str(version))}$", text):
         return False
+    unreleased = re.search(r"(?m)^## Unreleased$", text)
+    if unreleased:
+        changelog.write_text(text[:unreleased.start()] + f"## {version}" + text[unreleased.end():])
+        return True
     entry = f"## {version}\n\n" + "".join(f"- {note}\n" for note in notes) + "\n"
     first = re.search(r"(?m)^## ", text)
     at = first.start() if first else len(text)

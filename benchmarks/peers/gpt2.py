@@ -30,7 +30,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -236,7 +236,7 @@ def openvino_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_le
 def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
     try:
         import jax
-        import jax.numpy as jnp
+        import jax.numpy  # noqa: F401  (whether jax has numpy here)
     except ImportError as e:
         raise NotAvailable(f"not installed: {e}") from None
     import gpt2_jax

@@ -29,7 +29,6 @@ from peer_utils import NotAvailable, onnx_file, onnx_session, print_table  # noq
 
 
 def _models() -> Dict[str, Tuple[Callable[[], Any], Callable[[Any], Tuple[Any, ...]], List[str]]]:
-    import torch
     import transformers as T
 
     def ids(torch: Any) -> Tuple[Any, ...]:

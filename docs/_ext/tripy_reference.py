@@ -52,12 +52,12 @@ def _page(name: str, obj: Any) -> str:
     if isinstance(obj, tp.dtype) and obj.itemsize < 0:
         members = ", ".join(f"``{d.name}``" for d in vars(tp).values() if isinstance(d, tp.dtype)
                             and d.itemsize > 0 and issubclass(d, obj))
-        text += [f".. py:data:: {name}", f"   :type: tripy.dtype", "",
+        text += [f".. py:data:: {name}", "   :type: tripy.dtype", "",
                  f"   A category of data types, for ``issubclass(t.dtype, tripy.{name})``: {members}.", ""]
     elif isinstance(obj, tp.dtype):
         kind = "floating-point" if obj.is_floating else "integer" if obj.is_integer else "boolean"
         numpy = f"``numpy.{obj.numpy_dtype}``" if obj.numpy_dtype is not None else "no NumPy equivalent"
-        text += [f".. py:data:: {name}", f"   :type: tripy.dtype", "",
+        text += [f".. py:data:: {name}", "   :type: tripy.dtype", "",
                  f"   The {kind} data type ``{obj.name}``: {obj.itemsize * 8:g} bits per element; "
                  f"NumPy: {numpy}. See :class:`tripy.dtype`.", ""]
     elif name == "logger":

@@ -189,18 +189,18 @@ def np_conv(x, w, b, stride, padding, dilation, groups):
     """Cross-correlation, as PyTorch's Conv*d: x [N, C, *S], w [O, C/groups, *K]."""
     n = x.ndim - 2
     N, C = x.shape[:2]
-    O, K = w.shape[0], w.shape[2:]
+    n_out, K = w.shape[0], w.shape[2:]
     x = np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in padding])
     S = x.shape[2:]
     out_sp = [(S[i] - dilation[i] * (K[i] - 1) - 1) // stride[i] + 1 for i in range(n)]
-    out = np.zeros((N, groups, O // groups, *out_sp), np.float64)
+    out = np.zeros((N, groups, n_out // groups, *out_sp), np.float64)
     xg = x.reshape(N, groups, C // groups, *S)
-    wg = w.reshape(groups, O // groups, C // groups, *K)
+    wg = w.reshape(groups, n_out // groups, C // groups, *K)
     for k in np.ndindex(*K):
         window = tuple(slice(k[i] * dilation[i], k[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
                        for i in range(n))
         out += np.einsum("ngc...,goc->ngo...", xg[(slice(None),) * 3 + window], wg[(Ellipsis,) + k])
-    out = out.reshape(N, O, *out_sp)
+    out = out.reshape(N, n_out, *out_sp)
     return (out if b is None else out + per_channel(b, out.ndim)).astype(np.float32)
 
 

@@ -666,7 +666,7 @@ def _judge(case: Case, mode: str, run: Callable[[], np.ndarray]) -> Tuple[str, s
         if __file__ not in text:
             return "bad-report", f"the report does not name the user's line: {text[:400]}"
         if expected is None:
-            return "bad-refusal", "refused a valid program: " + " ".join(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip()[:1] in "|-^" and not line.lstrip()[:1].isdigit())[:500]
+            return "bad-refusal", "refused a valid program: " + " ".join(line.strip() for line in text.splitlines() if line.strip() and line.lstrip()[:1] not in "|-^" and not line.lstrip()[:1].isdigit())[:500]
         return "refusal", expected
     except Exception as e:  # noqa: BLE001 - the point is to catch what should have been a TripyException
         return "raw", f"{type(e).__name__}: {str(e)[:400]}"

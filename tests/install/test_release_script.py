@@ -62,6 +62,13 @@ def test_changelog_entry_goes_on_top_once(tmp_path):
     assert not release.add_changelog_entry(changelog, Version("0.1.1"), ["again"])
 
 
+def test_the_unreleased_section_becomes_the_release(tmp_path):
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text("# Changelog: low\n\n## Unreleased\n\n- Faster.\n\n## 0.1.0\n\n- First.\n")
+    assert release.add_changelog_entry(changelog, Version("0.1.1"), ["a commit subject"])
+    assert changelog.read_text() == "# Changelog: low\n\n## 0.1.1\n\n- Faster.\n\n## 0.1.0\n\n- First.\n"
+
+
 def test_refusals(tmp_path):
     root = _workspace(tmp_path)
     with pytest.raises(release.ReleaseError, match="no package 'tripy'; the packages are: low, mid, top"):

@@ -77,7 +77,7 @@ def check_device(device: Device) -> None:
         if requested is not None:
             _, package, compiler, _ = GPU_BACKENDS[requested]
             why = (f"{ENV_VAR}={requested} asks for {compiler}, but " +
-                   (f"no NVIDIA GPU is visible to it." if _installed(package) else
+                   ("no NVIDIA GPU is visible to it." if _installed(package) else
                     f"it is not installed: {install_command(requested)}"))
         else:
             why = ("no GPU backend is installed or no NVIDIA GPU was found. Install one: "

@@ -16,11 +16,9 @@ import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
 
-from tripy_flatir.device import device as Device
 from tripy_flatir.logging import logger
 from tripy_backend import _xla
 from tripy_backend import pipeline, range_plan

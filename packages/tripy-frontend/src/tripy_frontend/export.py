@@ -9,7 +9,7 @@ reported at the user's line with what was expected, instead of failing deep insi
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 from tripy_frontend.argument_checks import type_checked
 from tripy_frontend.dtype_rules import RETURN, Constraints, Exceptions, Variables, dtype_rules

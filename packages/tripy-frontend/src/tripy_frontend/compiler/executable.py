@@ -17,8 +17,7 @@ import difflib
 import inspect
 import operator
 import sys
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar,
-                    Union)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar)
 
 from tripy_backend import Program, disk_cache, memory, portable
 from tripy_flatir import dtypes

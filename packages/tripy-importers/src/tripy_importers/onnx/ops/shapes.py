@@ -20,7 +20,7 @@ import tripy_frontend.ops.unsqueeze as _unsqueeze
 import tripy_frontend.ops.where as _where
 from tripy_flatir import dtypes
 from tripy_frontend.tensor import Tensor
-from tripy_importers.onnx.ops.registry import Dims, axes, dims_of, onnx_op, rank, size, tensor
+from tripy_importers.onnx.ops.registry import Dims, axes, dims_of, onnx_op, size, tensor
 
 # ONNX writes an open slice bound as the largest (or smallest) int64.
 _OPEN = 2**62

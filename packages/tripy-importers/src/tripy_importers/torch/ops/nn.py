@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import tripy_frontend.ops.avgpool as _avgpool
 import tripy_frontend.ops.expand as _expand
