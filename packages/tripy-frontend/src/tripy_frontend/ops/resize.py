@@ -50,46 +50,57 @@ def resize(input: Tensor, shape_or_scales: Any = None, /, mode: str = "linear", 
         out = tp.resize(input, (1.0, 1.0, 2.0, 2.0), mode="cubic")
         assert out.shape == (1, 1, 4, 4)
     """
-    what = "tripy.resize"
-    if isinstance(shape_or_scales, str):  # older nvtripy: resize(input, mode, output_shape=..., scales=...)
-        if mode != "linear":
-            raise_error(f"{what}: the mode is given twice ({shape_or_scales!r} and {mode!r}).", _stack.capture())
-        mode = shape_or_scales
-    elif shape_or_scales is not None:
-        if output_shape is not None or scales is not None:
-            raise_error(f"{what}: give the output shape or the scales once, positionally or by keyword.",
-                        _stack.capture())
-        if isinstance(shape_or_scales, Sequence) and any(isinstance(v, float) for v in shape_or_scales):
-            scales = shape_or_scales
-        else:
-            output_shape = shape_or_scales
-    what = "tripy.resize"
-    if mode not in _MODES:
-        raise_error(f"{what}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."])
-    if align_corners and mode == "nearest":
-        raise_error(f"{what}: align_corners can only be used with mode='linear' or 'cubic'.", _stack.capture())
-    if mode != "nearest" and input.dtype not in FLOAT_TYPES:
-        # Not part of the declaration, which cannot depend on the value of `mode`.
-        raise_error(f"{what} does not support dtype {input.dtype} for argument 'input' with mode={mode!r}.",
-                    _stack.capture(), [f"Supported dtypes with mode={mode!r}: " + ", ".join(d.name for d in FLOAT_TYPES)
-                                       + ". Use tripy.cast() to convert, or mode='nearest'."], [input.stack_info])
-    if (output_shape is None) == (scales is None):
-        raise_error(f"{what}: give exactly one of output_shape and scales.", _stack.capture())
+    mode, output_shape, scales = _arguments(shape_or_scales, mode, output_shape, scales)
+    _check_mode(input, mode, align_corners)
     rank = input.rank
     shape_tensor = None
     static: Any = ()
     if output_shape is not None:
-        static, shape_tensor = shape_arg(output_shape, what)
+        static, shape_tensor = shape_arg(output_shape, _WHAT)
         if len(static) != rank:
-            raise_error(f"{what}: output_shape {list(static)} must have one entry per dim of the input, which has "
+            raise_error(f"{_WHAT}: output_shape {list(static)} must have one entry per dim of the input, which has "
                         f"shape {list(input.trace_tensor.shape)}.", _stack.capture(), [], [input.stack_info])
         scale_t = None
     else:
         if isinstance(scales, Tensor) or not isinstance(scales, Sequence) or len(scales) != rank or not all(
                 isinstance(s, numbers.Real) and not isinstance(s, bool) and s > 0 for s in scales):
-            raise_error(f"{what}: scales must be a sequence of positive numbers, one per dim of the input (rank "
+            raise_error(f"{_WHAT}: scales must be a sequence of positive numbers, one per dim of the input (rank "
                         f"{rank}), but got {scales!r}.", _stack.capture())
         scale_t = tuple(float(s) for s in scales)
     inputs = [input] + ([shape_tensor] if shape_tensor is not None else [])
     return Tensor._from_op(Resize, inputs, mode=mode, shape=tuple(static), scales=scale_t,
                            align_corners=bool(align_corners))
+
+
+_WHAT = "tripy.resize"
+
+
+def _arguments(shape_or_scales: Any, mode: str, output_shape: Any, scales: Any) -> Any:
+    """(mode, output_shape, scales) from nvtripy's ways of calling resize (see its docstring)."""
+    if isinstance(shape_or_scales, str):  # older nvtripy: resize(input, mode, output_shape=..., scales=...)
+        if mode != "linear":
+            raise_error(f"{_WHAT}: the mode is given twice ({shape_or_scales!r} and {mode!r}).", _stack.capture())
+        mode = shape_or_scales
+    elif shape_or_scales is not None:
+        if output_shape is not None or scales is not None:
+            raise_error(f"{_WHAT}: give the output shape or the scales once, positionally or by keyword.",
+                        _stack.capture())
+        if isinstance(shape_or_scales, Sequence) and any(isinstance(v, float) for v in shape_or_scales):
+            scales = shape_or_scales
+        else:
+            output_shape = shape_or_scales
+    if (output_shape is None) == (scales is None):
+        raise_error(f"{_WHAT}: give exactly one of output_shape and scales.", _stack.capture())
+    return mode, output_shape, scales
+
+
+def _check_mode(input: Tensor, mode: str, align_corners: bool) -> None:
+    if mode not in _MODES:
+        raise_error(f"{_WHAT}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."])
+    if align_corners and mode == "nearest":
+        raise_error(f"{_WHAT}: align_corners can only be used with mode='linear' or 'cubic'.", _stack.capture())
+    if mode != "nearest" and input.dtype not in FLOAT_TYPES:
+        # Not part of the declaration, which cannot depend on the value of `mode`.
+        raise_error(f"{_WHAT} does not support dtype {input.dtype} for argument 'input' with mode={mode!r}.",
+                    _stack.capture(), [f"Supported dtypes with mode={mode!r}: " + ", ".join(d.name for d in FLOAT_TYPES)
+                                       + ". Use tripy.cast() to convert, or mode='nearest'."], [input.stack_info])
