@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from tripy_flatir import dtypes
-from tripy_flatir.exceptions import TripyException, raise_error
-from tripy_flatir.logging import logger
+from tripy_flatir.exceptions import TripyException, raise_error, warn
 from tripy_backend import memory
 from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import PaddedStorage, Storage
@@ -135,5 +134,5 @@ def _warn_if_compiling(t: Tensor) -> None:
     name = traced_function()
     if name is not None:
         frame = t.stack_info.user_frame if t.stack_info else None
-        logger.warning(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
-                       f"'{name}': its value is computed now, once, and baked into the executable as a constant.")
+        warn(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
+             f"'{name}': its value is computed now, once, and baked into the executable as a constant.", t.stack_info)

@@ -11,7 +11,7 @@ from tripy_backend import module_to_bytecode
 from tripy_flatir import stack_info as _stack
 from tripy_flatir import dtypes
 from tripy_flatir.device import CPU
-from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.exceptions import TripyException, raise_error, warn
 from tripy_flatir.logging import logger
 from tripy_flatir.sharding import annotate
 from tripy_trace.ops.placeholder import Placeholder
@@ -116,8 +116,8 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
             result = _trace_call(func, call_args, call_kwargs, fname, where, hints)
         outputs, returns_tuple = _outputs_of(result, fname, where, hints)
         if hints and not inputs.names:  # (nvtripy bakes them in silently; an executable of no inputs is rarely meant)
-            logger.warning("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n"
-                           + "\n".join(hints))
+            warn("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n" + "\n".join(hints),
+                 where)
         with progress.step("evaluating what depends on baked-in data only"):
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
