@@ -186,6 +186,13 @@ def test_records_go_to_one_python_logger_per_topic(caplog):
     assert {(r.filename, r.funcName) for r in caplog.records} == {("test_logging.py", "_log_each_kind")}
 
 
+def test_severity_methods_take_the_mode_by_position_as_nvtripys(caplog):
+    for _ in range(3):
+        logger.warning("said once", "once")
+        logger.info(lambda: "said each time", "each")
+    assert [r.getMessage() for r in caplog.records] == ["said once"] + ["said each time"] * 3
+
+
 def test_verbose_is_debug_and_disabled_topics_make_no_record(caplog):
     with logger.use_verbosity("verbose"):
         _log_each_kind()

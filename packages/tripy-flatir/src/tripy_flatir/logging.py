@@ -262,6 +262,14 @@ class Logger:
         """Log `message` if `verbosity` is enabled. Pass a callable to avoid building text nobody reads.
         ``mode="once"`` logs a given message only the first time. (`stack_depth` is accepted for nvtripy
         code; the record names the caller of ``log``.)"""
+        self._emit(message, verbosity, mode)
+
+    def _log_at(self, verbosity: str, message: Union[str, Callable[[], str]], mode: str = "each") -> None:
+        """``tp.logger.info(message, mode)`` and the other severities and topics."""
+        self._emit(message, verbosity, mode)
+
+    def _emit(self, message: Union[str, Callable[[], str]], verbosity: str, mode: str) -> None:
+        """(called by ``log`` and ``_log_at`` only: the record names their caller, two frames up)"""
         if verbosity not in VERBOSITY_CONFIGS or verbosity == "ir":
 
             raise TripyException(f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
@@ -273,7 +281,7 @@ class Logger:
                 return
             self._logged_once.add(message)
         text = textwrap.indent(message() if callable(message) else message, " " * self._indentation)
-        python_logger(verbosity).log(PYTHON_LEVELS.get(verbosity, logging.INFO), "%s", text, stacklevel=2,
+        python_logger(verbosity).log(PYTHON_LEVELS.get(verbosity, logging.INFO), "%s", text, stacklevel=3,
                                      extra={"tripy_verbosity": verbosity})
 
     def progress(self, what: str, total: int, topic: str = "compile") -> "Progress":
@@ -299,7 +307,7 @@ class Logger:
 
     def __getattr__(self, name: str) -> Any:
         if name in VERBOSITY_CONFIGS and name != "ir":
-            return functools.partial(self.log, verbosity=name)  # (no frame of its own: the record names the caller)
+            return functools.partial(self._log_at, name)  # (no frame of its own: the record names the caller)
         raise AttributeError(f"Logger has no attribute: '{name}'.")
 
 
