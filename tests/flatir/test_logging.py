@@ -221,6 +221,13 @@ def test_an_applications_level_filters_tripys_records(caplog):
     assert [r.getMessage() for r in caplog.records] == ["kept"]
 
 
+def test_a_level_set_before_import_is_kept():
+    code = ("import logging; logging.getLogger('tripy').setLevel(logging.WARNING)\n"
+            "from tripy_flatir.logging import logger\nlogger.info('quiet')\nlogger.warning('loud')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "[W] loud\n" and done.stdout == "", done.stderr
+
+
 def _warn_from_here():
     warn("baked in")
 

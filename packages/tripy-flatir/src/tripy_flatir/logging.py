@@ -150,8 +150,9 @@ def _clear_progress_bar(stream: Any) -> Any:
 
 _HANDLER = _Handler()
 logging.getLogger("tripy").addHandler(_HANDLER)
-# (whether a message is wanted is tp.logger's verbosity: the ``tripy`` loggers pass on every record it enables)
-logging.getLogger("tripy").setLevel(logging.DEBUG)
+if logging.getLogger("tripy").level == logging.NOTSET:  # (unless the application set a level before import)
+    # whether a message is wanted is tp.logger's verbosity: the ``tripy`` loggers pass on every record it enables
+    logging.getLogger("tripy").setLevel(logging.DEBUG)
 
 
 class Logger:
