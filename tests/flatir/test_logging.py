@@ -221,6 +221,17 @@ def test_an_applications_level_filters_tripys_records(caplog):
     assert [r.getMessage() for r in caplog.records] == ["kept"]
 
 
+def test_records_logged_through_logging_itself_get_their_severitys_prefix():
+    stream = io.StringIO()
+    old, logger.stream = logger.stream, stream
+    try:
+        for level in (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL):
+            logging.getLogger("tripy.compile").log(level, "x")
+    finally:
+        logger.stream = old
+    assert stream.getvalue() == "[V] x\n[I] x\n[W] x\n[E] x\n[E] x\n"
+
+
 def test_a_level_set_before_import_is_kept():
     code = ("import logging; logging.getLogger('tripy').setLevel(logging.WARNING)\n"
             "from tripy_flatir.logging import logger\nlogger.info('quiet')\nlogger.warning('loud')\n")

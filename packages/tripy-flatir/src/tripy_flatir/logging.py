@@ -130,7 +130,7 @@ class _Handler(logging.Handler):
         stream = self.stream
         if stream is None:
             return
-        verbosity = getattr(record, "tripy_verbosity", "info" if record.levelno < logging.WARNING else "warning")
+        verbosity = getattr(record, "tripy_verbosity", None) or _severity_of(record.levelno)
         prefix, color, _ = VERBOSITY_CONFIGS.get(verbosity, ("", "", ()))
         text = prefix + record.getMessage()
         if color and self.enable_color and getattr(stream, "isatty", lambda: False)():
@@ -138,6 +138,11 @@ class _Handler(logging.Handler):
         with _clear_progress_bar(stream):
             stream.write(text + "\n")
             stream.flush()
+
+
+def _severity_of(level: int) -> str:
+    """The severity of a record logged on a ``tripy`` logger through ``logging`` itself, not ``tp.logger``."""
+    return next((name for name in ("error", "warning", "info") if level >= PYTHON_LEVELS[name]), "verbose")
 
 
 def _clear_progress_bar(stream: Any) -> Any:
