@@ -11,7 +11,7 @@ copyright = "the tripy authors"
 release = version = "0.1.0"
 
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "tripy_reference", "mathml"]
-# Guides are reStructuredText (like the docstrings); docs/architecture.md is Markdown (MyST).
+# Guides are reStructuredText (like the docstrings); docs/nvtripy_differences.md is Markdown (MyST).
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 # Formulas in docstrings become MathML at build time: no MathJax, nothing fetched from a CDN.
 html_math_renderer = "mathml"
@@ -37,5 +37,5 @@ autodoc_preserve_defaults = True
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 add_module_names = True
-# Blocks without a language (the Markdown architecture page's diagrams) are plain text, not Python.
+# Blocks without a language (diagrams) are plain text, not Python.
 highlight_language = "text"

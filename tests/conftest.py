@@ -4,16 +4,27 @@
 so every op is checked in both modes against the same NumPy expectation. In compiled mode it also
 runs the function eagerly and checks that both modes agree (dtype, shape and values).
 `logged(fn)` gives fn's result and what the 'compile' log topic printed while it ran.
+Every test leaves ``tp.logger``'s settings as it found them (``_logger_as_found``), so no test depends on which
+tests ran before it in the same process, which varies when pytest-xdist spreads them over workers.
 """
 
 from __future__ import annotations
 
 import io
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pytest
+
+from tripy_flatir.logging import logger
+
+
+@pytest.fixture(autouse=True)
+def _logger_as_found() -> Iterator[None]:
+    verbosity, stream, color = logger.verbosity, logger.stream, logger.enable_color
+    yield
+    logger.verbosity, logger.stream, logger.enable_color = verbosity, stream, color
 
 
 def _as_numpy(t: Any) -> np.ndarray:

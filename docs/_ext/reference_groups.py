@@ -28,8 +28,8 @@ PAGES: List[Tuple[str, str, str]] = [
     ("sharding", "Sharding across devices", "Meshes of devices, how tensors are split over them, and several "
      "processes as one platform; see :doc:`/guides/sharding`."),
     ("dtypes_devices", "Data types and devices", "Each data type exists once; compare with ``==`` or ``is``."),
-    ("logging", "Logging and errors", "IR dumps and diagnostics by topic, and the exception tripy raises; "
-     "see :doc:`/guides/debugging`."),
+    ("logging", "Logging and errors", "IR dumps and diagnostics by topic, the exception tripy raises and the "
+     "warning it gives; see :doc:`/guides/debugging`."),
     ("configuration", "Configuration, types and plugins", "Process-wide settings, the type aliases of tripy's "
      "signatures, and TensorRT plugins (which need the MLIR-TensorRT backend)."),
 ]

@@ -1,8 +1,10 @@
-"""The logger's environment variable, whole-line writes from many threads, and progress reports (log lines
-as work starts and ends; a bar on a terminal)."""
+"""The logger's environment variable, its records in Python's ``logging`` (stderr by default, ``caplog``),
+user warnings as ``TripyWarning``, whole-line writes from many threads, and progress reports (log lines as
+work starts and ends; a bar on a terminal)."""
 
 import fcntl
 import io
+import logging
 import os
 import pty
 import struct
@@ -11,9 +13,11 @@ import sys
 import termios
 import threading
 import time
+import warnings
 
 import pytest
 
+from tripy_flatir.exceptions import TripyWarning, warn
 from tripy_flatir.logging import logger
 
 
@@ -34,6 +38,7 @@ def test_tripy_log_sets_the_verbosity():
     assert enabled == {"info", "warning", "error"}
     enabled, err = _verbosity_with("compile,timming")  # a typo: a warning, not a failed import
     assert enabled == {"info", "warning", "error"} and "ignoring TRIPY_LOG='compile,timming'" in err
+    assert "TripyWarning" in err  # (a Python warning: the user can filter it)
     assert "timming" in err and "choose from" in err
 
 
@@ -42,8 +47,8 @@ def test_tripy_log_turns_on_compile_logging_without_code_changes():
     env = dict(os.environ, TRIPY_LOG="compile")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "[compile] tripy.compile(<lambda>): tracing <lambda> ..." in done.stdout
-    assert "[compile] XLA:CPU: tripy.compile(<lambda>)" in done.stdout
+    assert "[compile] tripy.compile(<lambda>): tracing <lambda> ..." in done.stderr  # (stderr: stdout is the app's)
+    assert "[compile] XLA:CPU: tripy.compile(<lambda>)" in done.stderr and done.stdout == ""
 
 
 class _SlowStream:
@@ -114,6 +119,7 @@ with logger.progress("compiling things", 3) as progress:
     for i in range(3):
         with progress.step(f"thing {{i}}"):
             time.sleep(0.4)
+        logger.warning(f"log line {{i}}")  # (stderr too: written above the bar, which is redrawn)
 """
 
 
@@ -145,17 +151,107 @@ def test_a_terminal_gets_a_progress_bar_once_work_takes_long():
     shown = _stderr_on_a_terminal(delay=0.2)
     assert "compiling things" in shown and "/3" in shown  # the bar, with its count
     assert "thing" in shown  # and what is running now
-    assert _stderr_on_a_terminal(delay=30.0).strip() == ""  # short work: no bar at all
+    assert all(f"[W] log line {i}" in shown for i in range(3))
+    quiet = _stderr_on_a_terminal(delay=30.0)  # short work: no bar at all, only the log lines
+    assert quiet.replace("\x1b[93m", "").replace("\x1b[0m", "").split() == [
+        "[W]", "log", "line", "0", "[W]", "log", "line", "1", "[W]", "log", "line", "2"]
 
 
-def test_default_stream_is_stdout_at_write_time(capsys):
-    # nvtripy's logging tests read the log with capsys: the default stream is sys.stdout when the message is
-    # written, not the one there was at import
+def test_default_stream_is_stderr_at_write_time(capsys):
+    # the default stream is sys.stderr when the message is written, not the one there was at import, so
+    # capsys (and redirect_stderr) see the log, and stdout stays the application's
     logger.info("Test Message")
     with logger.indent():
         logger.info(lambda: "indented")
-    out = capsys.readouterr().out
-    assert "[I] Test Message\n" in out and "    indented" in out
+    captured = capsys.readouterr()
+    assert "[I] Test Message\n" in captured.err and "[I]     indented\n" in captured.err and captured.out == ""
+
+
+def _log_each_kind():
+    logger.verbose("a verbose line")
+    logger.info("an info line")
+    logger.warning("a warning line")
+    logger.log("==== MLIR ====", "mlir")
+    with logger.indent(2):
+        logger.log(lambda: "[compile] compiled", "compile")
+
+
+def test_records_go_to_one_python_logger_per_topic(caplog):
+    with logger.use_verbosity({"info", "mlir", "compile"}):
+        _log_each_kind()
+    seen = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    assert seen == [("tripy", "INFO", "an info line"), ("tripy", "WARNING", "a warning line"),
+                    ("tripy.mlir", "INFO", "==== MLIR ===="), ("tripy.compile", "INFO", "  [compile] compiled")]
+    # each record names the code that logged it, not the logger
+    assert {(r.filename, r.funcName) for r in caplog.records} == {("test_logging.py", "_log_each_kind")}
+
+
+def test_severity_methods_take_the_mode_by_position_as_nvtripys(caplog):
+    for _ in range(3):
+        logger.warning("said once", "once")
+        logger.info(lambda: "said each time", "each")
+    assert [r.getMessage() for r in caplog.records] == ["said once"] + ["said each time"] * 3
+
+
+def test_verbose_is_debug_and_disabled_topics_make_no_record(caplog):
+    with logger.use_verbosity("verbose"):
+        _log_each_kind()
+    assert [(r.name, r.levelno) for r in caplog.records] == [
+        ("tripy", logging.DEBUG), ("tripy", logging.INFO), ("tripy", logging.WARNING)]
+
+
+def test_a_stream_of_none_leaves_the_records_to_logging(caplog, capsys):
+    old, logger.stream = logger.stream, None
+    try:
+        logger.warning("for logging only")
+    finally:
+        logger.stream = old
+    assert capsys.readouterr().err == "" and [r.getMessage() for r in caplog.records] == ["for logging only"]
+
+
+def test_an_applications_level_filters_tripys_records(caplog):
+    tripy_compile = logging.getLogger("tripy.compile")
+    tripy_compile.setLevel(logging.WARNING)
+    try:
+        with logger.use_verbosity({"compile", "info"}):
+            logger.log("filtered out", "compile")
+            logger.info("kept")
+    finally:
+        tripy_compile.setLevel(logging.NOTSET)
+    assert [r.getMessage() for r in caplog.records] == ["kept"]
+
+
+def test_records_logged_through_logging_itself_get_their_severitys_prefix():
+    stream = io.StringIO()
+    old, logger.stream = logger.stream, stream
+    try:
+        for level in (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL):
+            logging.getLogger("tripy.compile").log(level, "x")
+    finally:
+        logger.stream = old
+    assert stream.getvalue() == "[V] x\n[I] x\n[W] x\n[E] x\n[E] x\n"
+
+
+def test_a_level_set_before_import_is_kept():
+    code = ("import logging; logging.getLogger('tripy').setLevel(logging.WARNING)\n"
+            "from tripy_flatir.logging import logger\nlogger.info('quiet')\nlogger.warning('loud')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "[W] loud\n" and done.stdout == "", done.stderr
+
+
+def _warn_from_here():
+    warn("baked in")
+
+
+def test_user_warnings_are_tripy_warnings():
+    with pytest.warns(TripyWarning, match="^baked in$") as caught:
+        _warn_from_here()
+    assert caught[0].filename == __file__  # (without a user frame: the caller of the function that warns)
+    assert issubclass(TripyWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TripyWarning)  # (a Python warning: filters apply)
+        with pytest.raises(TripyWarning):
+            _warn_from_here()
 
 
 @pytest.mark.parametrize("verbosity,trie", [

@@ -176,8 +176,9 @@ def _public_classes():
     for name in tp.__all__:
         obj = getattr(tp, name)
         # (Bounds is a plain record of three tuples, as nvtripy's dataclass is.)
-        if not inspect.isclass(obj) or isinstance(obj, tp.dtype) or name in ("TripyException", "dtype", "Module",
-                                                                                 "DimensionSize", "Bounds"):
+        if not inspect.isclass(obj) or isinstance(obj, tp.dtype) or name in ("TripyException", "TripyWarning",
+                                                                                 "dtype", "Module", "DimensionSize",
+                                                                                 "Bounds"):
             continue
         params = [p for p in inspect.signature(obj).parameters.values() if p.default is inspect.Parameter.empty
                   and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]

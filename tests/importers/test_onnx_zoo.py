@@ -22,6 +22,10 @@ ort = pytest.importorskip("onnxruntime")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("onnxscript")
 
+# The load test reads what each model's test saved (in this process): with pytest-xdist, one worker runs them all
+# (``--dist loadgroup``).
+pytestmark = pytest.mark.xdist_group("onnx_zoo")
+
 import tripy as tp  # noqa: E402
 import tripy_backend  # noqa: E402
 from tripy_importers import from_onnx  # noqa: E402

@@ -16,6 +16,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("timm")
 
+# The load test reads what each model's test saved (in this process): with pytest-xdist, one worker runs them all
+# (``--dist loadgroup``).
+pytestmark = pytest.mark.xdist_group("torch_zoo")
+
 import tripy as tp  # noqa: E402
 import tripy_backend  # noqa: E402
 

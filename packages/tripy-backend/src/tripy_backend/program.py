@@ -34,7 +34,7 @@ import numpy as np
 
 from tripy_flatir import locations, sharding
 from tripy_flatir.device import device as Device
-from tripy_flatir.exceptions import TripyException
+from tripy_flatir.exceptions import TripyException, TripyWarning
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode
 from tripy_backend import _xla, cpu_plan, pipeline, range_check
@@ -232,7 +232,7 @@ class Program:
         self._saved = None
         message = f"{self.name}: {reason}; compiling it again from its StableHLO."
         logger.log(f"[compile] {message}", "compile")
-        warnings.warn(message, stacklevel=2)
+        warnings.warn(message, TripyWarning, stacklevel=2)
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""

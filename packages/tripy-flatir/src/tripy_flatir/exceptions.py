@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
@@ -28,6 +29,25 @@ def _rebuild(*args: Any) -> TripyException:
 # An uncaught exception prints as ``module.qualname: message``: users know it as ``tripy.TripyException``
 # (tripy re-exports it), not by the distribution that defines it.
 TripyException.__module__ = "tripy"
+
+
+class TripyWarning(UserWarning):
+    """A warning meant for the user of tripy: something works, but maybe not as meant (a tensor baked into an
+    executable as a constant, an ignored setting). A Python warning, so ``warnings.filterwarnings`` (or
+    ``pytest -W error::tripy.TripyWarning``) silences it or makes it an error.
+
+    .. code-block:: python
+
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tp.compile(lambda x: x * 2.0, args=[tp.ones((2, 3))])  # (no tp.InputInfo: no runtime inputs)
+        assert caught[0].category is tp.TripyWarning
+    """
+
+
+TripyWarning.__module__ = "tripy"
 
 
 def format_frame(frame: "SourceFrame", indent: str = "") -> str:
@@ -63,3 +83,12 @@ def raise_error(message: str, stack_info: Optional["StackInfo"] = None, details:
                 input_stack_infos: Sequence[Optional["StackInfo"]] = ()) -> NoReturn:
     """Raise a TripyException whose text is a report pointing at the user's code."""
     raise TripyException(format_report(message, stack_info, details, input_stack_infos)) from None
+
+
+def warn(message: str, stack_info: Optional["StackInfo"] = None) -> None:
+    """Warn the user (``TripyWarning``) at their own line: the user frame of `stack_info`, where it has one."""
+    frame = stack_info.user_frame if stack_info else None
+    if frame is None:
+        warnings.warn(message, TripyWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, TripyWarning, frame.file, frame.line)

@@ -1,4 +1,5 @@
-"""The tripy logger (``tp.logger``): diagnostics by severity and IR dumps by topic, with nvtripy's names.
+"""The tripy logger (``tp.logger``): diagnostics by severity and IR dumps by topic, with nvtripy's names,
+built on Python's ``logging``.
 
     tp.logger.verbosity = "verbose"                  # severities: verbose > info > warning > error
     tp.logger.verbosity = {"trace", "flat_ir", "mlir"}   # topics: IR dumps, compile timing, caches
@@ -16,8 +17,15 @@ messages logged from ``tripy_frontend`` (``"frontend/ops"`` to ``tripy_frontend.
 The environment variable ``TRIPY_LOG`` sets the starting verbosity without editing code: a comma-separated
 list (``TRIPY_LOG=compile,timing``); unless it names a severity, ``info`` stays on too.
 
-Each message is written whole (one write of the text and its newline, under a lock), so messages logged by
-threads at the same time (parallel compiles) never run into each other.
+Each enabled message becomes a ``logging`` record: severities on the ``tripy`` logger (verbose is DEBUG),
+each topic on a logger of its own (``tripy.compile``, ``tripy.mlir``, ..., at INFO), so an application's
+handlers and pytest's ``caplog`` see them. tripy's own handler writes them to ``sys.stderr`` (the one there is
+when a message is written) with nvtripy's prefixes; ``tp.logger.stream`` replaces that stream, and ``None``
+leaves the records to ``logging``'s handlers alone. Each message is written whole (one write, under the
+handler's lock), so messages logged by threads at the same time (parallel compiles) never run into each other.
+
+Warnings meant for the user (a tensor baked into an executable, an ignored setting) are ``warnings`` of the
+class ``TripyWarning``, so they can be filtered or turned into errors as any Python warning.
 
 ``logger.progress`` reports long work while it runs (see ``Progress``).
 """
@@ -25,13 +33,16 @@ threads at the same time (parallel compiles) never run into each other.
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import sys
 import textwrap
 import threading
 import time
+import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
-from tripy_flatir.exceptions import TripyException
+from tripy_flatir.exceptions import TripyException, TripyWarning
 
 TOPICS = ("trace", "flat_ir", "mlir", "compile", "passes", "timing", "cache")
 """Topics: IR dumps, compiler and cache diagnostics, the backend's passes (each one's time)."""
@@ -79,26 +90,79 @@ class VerbositySet(frozenset):
     __hash__ = frozenset.__hash__
 
 
-class _Stdout:
-    """The default log stream: whatever ``sys.stdout`` is when a message is written (as nvtripy prints), so
-    output redirected or captured after ``import tripy`` (pytest's ``capsys``, ``contextlib.redirect_stdout``)
-    gets the log too."""
+PYTHON_LEVELS = {"verbose": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+"""The ``logging`` level of each severity's records; a topic's records are INFO."""
+
+
+def python_logger(verbosity: str) -> logging.Logger:
+    """The ``logging`` logger that gets the records of `verbosity`: ``tripy`` for a severity, ``tripy.<topic>``
+    for a topic."""
+    return logging.getLogger("tripy" if verbosity in PYTHON_LEVELS else f"tripy.{verbosity}")
+
+
+class _Stderr:
+    """The default log stream: whatever ``sys.stderr`` is when a message is written, so output redirected or
+    captured after ``import tripy`` (pytest's ``capsys``, ``contextlib.redirect_stderr``) gets the log too."""
 
     def write(self, text: str) -> int:
-        return sys.stdout.write(text)
+        return sys.stderr.write(text)
 
     def flush(self) -> None:
-        sys.stdout.flush()
+        sys.stderr.flush()
 
     def isatty(self) -> bool:
-        return bool(getattr(sys.stdout, "isatty", lambda: False)())
+        return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
     def __repr__(self) -> str:
-        return "<tripy log stream: sys.stdout>"
+        return "<tripy log stream: sys.stderr>"
+
+
+class _Handler(logging.Handler):
+    """tripy's handler on the ``tripy`` logger: each record as nvtripy prints it (``[I] `` and the message,
+    colored on a terminal), in one write to `stream` (nothing when `stream` is None)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.stream: Any = _Stderr()
+        self.enable_color = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        stream = self.stream
+        if stream is None:
+            return
+        verbosity = getattr(record, "tripy_verbosity", None) or _severity_of(record.levelno)
+        prefix, color, _ = VERBOSITY_CONFIGS.get(verbosity, ("", "", ()))
+        text = prefix + record.getMessage()
+        if color and self.enable_color and getattr(stream, "isatty", lambda: False)():
+            text = f"{color}{text}{_RESET}"
+        with _clear_progress_bar(stream):
+            stream.write(text + "\n")
+            stream.flush()
+
+
+def _severity_of(level: int) -> str:
+    """The severity of a record logged on a ``tripy`` logger through ``logging`` itself, not ``tp.logger``."""
+    return next((name for name in ("error", "warning", "info") if level >= PYTHON_LEVELS[name]), "verbose")
+
+
+def _clear_progress_bar(stream: Any) -> Any:
+    """While a progress bar shows on stderr, a line written there clears the bar and redraws it after."""
+    shown = Progress._shown
+    if shown is None or not isinstance(stream, _Stderr) or time.perf_counter() - shown._start < shown.BAR_DELAY:
+        return contextlib.nullcontext()  # (no bar, or not drawn yet: redrawing it would show it early)
+    return _tqdm().external_write_mode(file=sys.stderr)
+
+
+_HANDLER = _Handler()
+logging.getLogger("tripy").addHandler(_HANDLER)
+if logging.getLogger("tripy").level == logging.NOTSET:  # (unless the application set a level before import)
+    # whether a message is wanted is tp.logger's verbosity: the ``tripy`` loggers pass on every record it enables
+    logging.getLogger("tripy").setLevel(logging.DEBUG)
 
 
 class Logger:
-    """The global logger, ``tp.logger``.
+    """The global logger, ``tp.logger``. Its messages are ``logging`` records (``tripy`` and ``tripy.<topic>``),
+    written to ``sys.stderr`` unless ``stream`` says otherwise.
 
     .. code-block:: python
 
@@ -118,11 +182,27 @@ class Logger:
 
     def __init__(self) -> None:
         self._verbosity: frozenset[str] = _from_environment(os.environ.get("TRIPY_LOG", ""))
-        self.stream: Any = _Stdout()
-        self.enable_color = True
-        """Color severities (verbose, warning, error) as nvtripy does, when the stream is a terminal."""
         self._indentation = 0
         self._logged_once: set = set()
+
+    @property
+    def stream(self) -> Any:
+        """Where tripy's handler writes (default: ``sys.stderr`` at the time of each write); ``None``: nowhere,
+        the records go to ``logging``'s other handlers only."""
+        return _HANDLER.stream
+
+    @stream.setter
+    def stream(self, stream: Any) -> None:
+        _HANDLER.stream = stream
+
+    @property
+    def enable_color(self) -> bool:
+        """Color severities (verbose, warning, error) as nvtripy does, when the stream is a terminal."""
+        return _HANDLER.enable_color
+
+    @enable_color.setter
+    def enable_color(self, enable: bool) -> None:
+        _HANDLER.enable_color = enable
 
     @property
     def verbosity(self) -> frozenset[str]:
@@ -185,9 +265,17 @@ class Logger:
 
     def log(self, message: Union[str, Callable[[], str]], verbosity: str, mode: str = "each",
             stack_depth: Optional[int] = None) -> None:
-        """Print `message` if `verbosity` is enabled. Pass a callable to avoid building text nobody reads.
-        ``mode="once"`` prints a given message only the first time. (`stack_depth` is accepted for nvtripy
-        code; tripy's verbosity is global, so it is not needed.)"""
+        """Log `message` if `verbosity` is enabled. Pass a callable to avoid building text nobody reads.
+        ``mode="once"`` logs a given message only the first time. (`stack_depth` is accepted for nvtripy
+        code; the record names the caller of ``log``.)"""
+        self._emit(message, verbosity, mode)
+
+    def _log_at(self, verbosity: str, message: Union[str, Callable[[], str]], mode: str = "each") -> None:
+        """``tp.logger.info(message, mode)`` and the other severities and topics."""
+        self._emit(message, verbosity, mode)
+
+    def _emit(self, message: Union[str, Callable[[], str]], verbosity: str, mode: str) -> None:
+        """(called by ``log`` and ``_log_at`` only: the record names their caller, two frames up)"""
         if verbosity not in VERBOSITY_CONFIGS or verbosity == "ir":
 
             raise TripyException(f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
@@ -198,15 +286,9 @@ class Logger:
             if message in self._logged_once:
                 return
             self._logged_once.add(message)
-        text = message() if callable(message) else message
-        prefix, color, _ = VERBOSITY_CONFIGS[verbosity]
-        text = prefix + textwrap.indent(text, " " * self._indentation)
-        stream = self.stream
-        if color and self.enable_color and getattr(stream, "isatty", lambda: False)():
-            text = f"{color}{text}{_RESET}"
-        with _WRITE_LOCK:  # (one write of the whole line: threads' messages never interleave)
-            stream.write(text + "\n")
-            stream.flush()
+        text = textwrap.indent(message() if callable(message) else message, " " * self._indentation)
+        python_logger(verbosity).log(PYTHON_LEVELS.get(verbosity, logging.INFO), "%s", text, stacklevel=3,
+                                     extra={"tripy_verbosity": verbosity})
 
     def progress(self, what: str, total: int, topic: str = "compile") -> "Progress":
         """Report long work (`total` steps) while it runs: ``with logger.progress(...) as p: ...
@@ -231,7 +313,7 @@ class Logger:
 
     def __getattr__(self, name: str) -> Any:
         if name in VERBOSITY_CONFIGS and name != "ir":
-            return lambda message, mode="each": self.log(message, name, mode)
+            return functools.partial(self._log_at, name)  # (no frame of its own: the record names the caller)
         raise AttributeError(f"Logger has no attribute: '{name}'.")
 
 
@@ -245,11 +327,11 @@ def _from_environment(value: str) -> frozenset[str]:
     try:
         return Logger._normalize(names)
     except Exception as e:  # (a typo in the environment must not stop ``import tripy``)
-        sys.stderr.write(f"tripy: ignoring TRIPY_LOG={value!r}: {e}\n")
+        warnings.warn(f"tripy: ignoring TRIPY_LOG={value!r}: {e}", TripyWarning, stacklevel=2)
         return Logger._normalize("info")
 
 
-_WRITE_LOCK = threading.Lock()
+_PROGRESS_LOCK = threading.Lock()
 
 
 class Progress:
@@ -276,7 +358,7 @@ class Progress:
         self._ticker: Optional[threading.Thread] = None
 
     def __enter__(self) -> "Progress":
-        with _WRITE_LOCK:
+        with _PROGRESS_LOCK:
             Progress._depth += 1
             outermost = Progress._depth == 1
         self._start = time.perf_counter()
@@ -289,7 +371,7 @@ class Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        with _WRITE_LOCK:
+        with _PROGRESS_LOCK:
             Progress._depth -= 1
         self._stop.set()
         if self._ticker is not None:

@@ -11,7 +11,7 @@ import importlib.util
 import pkgutil as _pkgutil
 
 from tripy_flatir import dtypes as _dtypes
-from tripy_flatir.exceptions import TripyException
+from tripy_flatir.exceptions import TripyException, TripyWarning
 from tripy_flatir.logging import logger
 from tripy_frontend.export import public_api
 from tripy_frontend.public_names import DOCUMENT_UNDER, PUBLIC_API
@@ -53,9 +53,11 @@ PUBLIC_API["config"] = _importlib.import_module("tripy_frontend.config")
 PUBLIC_API["types"] = _importlib.import_module("tripy_frontend.types")
 PUBLIC_API["logger"] = logger
 PUBLIC_API["TripyException"] = TripyException
+PUBLIC_API["TripyWarning"] = TripyWarning
 # The reference pages of the names defined below the frontend (or modules), which register here.
 DOCUMENT_UNDER.update({name: "dtypes_devices" for name in ("dtype", "floating", "integer")})
 DOCUMENT_UNDER.update({dt.name: "dtypes_devices" for dt in _dtypes.ALL_DTYPES})
-DOCUMENT_UNDER.update(config="configuration", types="configuration", logger="logging", TripyException="logging")
+DOCUMENT_UNDER.update(config="configuration", types="configuration", logger="logging", TripyException="logging",
+                     TripyWarning="logging")
 
-__all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "logger"]
+__all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "TripyWarning", "logger"]

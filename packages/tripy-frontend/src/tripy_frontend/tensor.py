@@ -1,5 +1,6 @@
 """tripy.Tensor: a handle on one output of a trace op. Ops only build graph; using a value evaluates it
-(the methods that read values are in ``tensor_values.py``, turning user data into an array in ``host_data.py``).
+(turning user data into an array is in ``host_data.py``). The class reads top to bottom: construction,
+the methods of the ops (declared for type checkers, attached from ``ops/``), metadata, reading the value.
 
 Shapes are values: ``t.shape`` is a tuple of ``DimensionSize``, a rank-0 int32 tensor (a Tensor subclass,
 defined here beside Tensor) whose value is known statically when the dim is static (and folds in shape
@@ -17,15 +18,18 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import CPU as _CPU
 from tripy_flatir.device import device as Device
-from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.exceptions import TripyException, raise_error, warn
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.dim_size import DimSize
-from tripy_trace.ops.storage import Storage
+from tripy_trace.ops.sharded_storage import ShardedStorage
+from tripy_trace.ops.storage import DeferredStorage, Storage
 from tripy_trace.tensor import TraceTensor
-from tripy_frontend import host_data, tensor_values
+from tripy_frontend import host_data
+from tripy_frontend.compiler.tracing import traced_function
+from tripy_frontend.eager import evaluate
 from tripy_frontend.public_names import PUBLIC_API, public_class
 from tripy_frontend.tracebacks import strip_tripy_frames
 
@@ -181,21 +185,104 @@ class Tensor:
     def stack_info(self) -> Any:
         return self.trace_tensor.stack_info
 
-    # ---- reading the value (evaluates the tensor first; the methods are in tensor_values.py) -------
-    eval = tensor_values.eval
-    _buffer = tensor_values._buffer
-    _numpy = tensor_values._numpy
-    _scalar = tensor_values._scalar
-    tolist = tensor_values.tolist
-    __dlpack__ = tensor_values.__dlpack__
-    __dlpack_device__ = tensor_values.__dlpack_device__
-    __array__ = tensor_values.__array__
-    __bool__ = tensor_values.__bool__
-    __int__ = tensor_values.__int__
-    __float__ = tensor_values.__float__
-    __index__ = tensor_values.__index__
-    __repr__ = tensor_values.__repr__
-    __str__ = tensor_values.__repr__
+    # ---- reading the value (each of these evaluates the tensor first if it is not yet) ------------
+    def eval(self) -> Tensor:  # (nvtripy's name)
+        """Compute this tensor's value now (compiling if needed) and return the tensor itself."""
+        if not isinstance(self.trace_tensor.producer, Storage):
+            try:  # (an API boundary: see tracebacks.py)
+                evaluate([self])
+            except TripyException as e:
+                strip_tripy_frames(e)
+                raise
+            _warn_if_compiling(self)  # (once it is evaluated: a tensor that cannot be is an error instead)
+        return self
+
+    def _buffer(self) -> Any:
+        self.eval()
+        producer = self.trace_tensor.producer
+        assert isinstance(producer, Storage)
+        return producer.data
+
+    def _numpy(self) -> np.ndarray:
+        self.eval()
+        producer = self.trace_tensor.producer
+        if producer.__class__ is DeferredStorage:  # (read without materializing it)
+            array = producer.to_numpy()  # type: ignore[union-attr]
+            if array is not None:
+                return array  # type: ignore[no-any-return]
+        return memory.to_numpy(producer.data)  # type: ignore[union-attr]
+
+    def tolist(self) -> Any:
+        """The value as (nested) Python lists of Python scalars."""
+        array = self._numpy()
+        if self.dtype in (dtypes.bfloat16, dtypes.float8):
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def __dlpack__(self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        try:  # (an API boundary itself, like eval: np.from_dlpack(t) is how eager results are read)
+            buffer = self._buffer()
+            if self.trace_tensor.producer.__class__ is ShardedStorage:  # (split across devices: gathered)
+                return self._numpy().__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device,
+                                                copy=copy)
+            if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
+                capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
+                if capsule is not None:
+                    return capsule
+            return buffer.__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        except TripyException as e:
+            strip_tripy_frames(e)
+            raise
+
+    def __dlpack_device__(self) -> Any:
+        return self._buffer().__dlpack_device__()
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        """NumPy 2's array protocol: ``copy=True`` (``np.array(t)``) returns a new, writeable array;
+        ``copy=None`` (``np.asarray(t)``) may share the tensor's memory, read-only; ``copy=False`` shares it
+        or raises ValueError when a copy is needed (a different dtype)."""
+        array = self._numpy()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"Converting a {self.dtype} tensor to {np.dtype(dtype)} needs a copy, but copy=False "
+                                 f"was given. Use np.asarray(t, dtype) to allow the copy.")
+            return array.astype(dtype)  # (a new array, writeable)
+        return array.copy() if copy else array
+
+    def __bool__(self) -> bool:
+        array = self._numpy()  # (a static DimensionSize's without evaluating: see its _numpy)
+        if array.size != 1:
+            raise_error(f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
+                        self.stack_info, ["Use tripy.any() or tripy.all() to reduce it first."])
+        return bool(array.reshape(()))
+
+    def __int__(self) -> int:  # (DimensionSize has its own)
+        return int(self._scalar())
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __index__(self) -> int:
+        if self.dtype not in dtypes.INTEGER:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self)
+
+    def _scalar(self) -> Any:
+        array = self._numpy()
+        if array.size != 1:
+            raise_error(f"Only a tensor with one element can be converted to a Python scalar, but this one has "
+                        f"shape {list(array.shape)}.", self.stack_info)
+        return array.reshape(()).item()
+
+    def __repr__(self) -> str:
+        array = self._numpy()
+        if self.dtype in (dtypes.bfloat16, dtypes.float8):
+            array = array.astype(np.float32)
+        body = np.array2string(array, separator=", ", prefix="    ", threshold=1000, edgeitems=3)
+        return (f"tensor(\n    {body},\n    dtype={self.dtype}, loc={self.device}, shape={tuple(array.shape)})")
+
+    __str__ = __repr__
 
     @property
     def is_evaluated(self) -> bool:
@@ -237,6 +324,14 @@ _OTHER_LIBRARIES = {
     "to": "To move a tensor, use tripy.copy(t, device); to change its dtype, tripy.cast(t, dtype).",
     "astype": "To change a tensor's dtype, use tripy.cast(t, dtype).",
 }
+
+
+def _warn_if_compiling(t: Tensor) -> None:
+    name = traced_function()
+    if name is not None:
+        frame = t.stack_info.user_frame if t.stack_info else None
+        warn(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
+             f"'{name}': its value is computed now, once, and baked into the executable as a constant.", t.stack_info)
 
 
 _capture = _stack.capture

@@ -17,7 +17,7 @@ from tripy_flatir.dtypes import (
     bfloat16 as bfloat16, bool as bool, dtype as dtype, float16 as float16, float32 as float32, float8 as float8,
     floating as floating, int32 as int32, int4 as int4, int64 as int64, int8 as int8, integer as integer,
 )
-from tripy_flatir.exceptions import TripyException as TripyException
+from tripy_flatir.exceptions import TripyException as TripyException, TripyWarning as TripyWarning
 from tripy_flatir.logging import logger as logger
 from tripy_frontend import config as config, types as types
 from tripy_frontend.compiler.compile import compile as compile

@@ -11,7 +11,7 @@ from tripy_backend import module_to_bytecode
 from tripy_flatir import stack_info as _stack
 from tripy_flatir import dtypes
 from tripy_flatir.device import CPU
-from tripy_flatir.exceptions import TripyException, raise_error
+from tripy_flatir.exceptions import TripyException, raise_error, warn
 from tripy_flatir.logging import logger
 from tripy_flatir.sharding import annotate
 from tripy_trace.ops.placeholder import Placeholder
@@ -47,13 +47,12 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
     ``x.shape[d]`` is a run-time :class:`DimensionSize` that tripy ops (reshape, full, slicing,
     arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants
     (and convert to Python numbers: ``D = C // 2; s = 1 / math.sqrt(D)``). The whole range is compiled
-    here, once: XLA bounded programs for a few buckets (powers of two, ``opt`` and ``max``), each
-    masking the padding up to its bound, so no call inside the range compiles. A program that bounded
-    dims cannot express (a window, sort or reverse over a dynamic dim: convolution or pooling over a
-    dynamic image size, top-k along the dynamic dim) gets a static program for each shape in range
-    instead, if there are at most 64 (``tripy_backend.range_plan.MAX_STATIC_PROGRAMS``); a wider range gets
-    them for the sizes nearest ``opt``, and the ``compile`` log says which other sizes compile at their
-    first call. See the "Eager and compiled" guide for what each op family costs.
+    here, once, so no call inside it compiles: a few bounded programs (buckets such as powers of two, ``opt``
+    and ``max``) whose padding is masked where an op would read it, convolutions and pooling over a dynamic
+    image size included; a cheap program also gets static programs for the sizes nearest ``opt``. What
+    bounded dims cannot express (a sort or top-k along a dynamic dim, a pad by a size-dependent amount) gets
+    a static program per shape, for at most 64 shapes; the ``compile`` log names the plan and any sizes left
+    to compile at their first call. The "Eager and compiled" guide says what each op family costs.
 
     The function must be free of side effects on tensor values: it cannot print or convert to
     Python values (``int()``, ``bool()``, ``.tolist()``) anything that depends on a runtime input.
@@ -62,10 +61,9 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
     Args:
         func: The function or module to compile.
         optimization_level: 0-5, as in nvtripy: higher levels may compile longer to run faster. On
-            XLA:CPU every level compiles for XLA's classic CPU runtime (matrix products through oneDNN;
-            GPT-2 small runs ~2.6x faster than under XLA's default runtime); 0-3 generate code with
-            LLVM -O2, 4-5 with -O3 (~1.7x longer compiles; in our measurements not faster). Eager
-            evaluation compiles at 3.
+            XLA:CPU, levels 0-3 generate code with LLVM -O2 (0-2 on XLA's thunk runtime), higher ones with
+            XLA's default -O3 (the Performance guide's "XLA:CPU options" says why). Eager evaluation compiles
+            at 2.
         args: Positional arguments for `func`: :class:`InputInfo` s for runtime inputs (also inside lists,
             tuples and dicts, which the executable then takes alike; their other entries are baked in, and a
             call may pass them again or leave them out), :class:`DimensionInputInfo` s for runtime shape
@@ -116,8 +114,8 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
             result = _trace_call(func, call_args, call_kwargs, fname, where, hints)
         outputs, returns_tuple = _outputs_of(result, fname, where, hints)
         if hints and not inputs.names:  # (nvtripy bakes them in silently; an executable of no inputs is rarely meant)
-            logger.warning("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n"
-                           + "\n".join(hints))
+            warn("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n" + "\n".join(hints),
+                 where)
         with progress.step("evaluating what depends on baked-in data only"):
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)

@@ -4,8 +4,8 @@ A compiled function often transforms its weights before using them: ``tp.Linear`
 transposed weight, a quantized layer dequantizes it. Those ops depend on stored data only, so their
 results are the same on every call. tp.compile evaluates each such result that the rest of the program
 reads (eagerly, through the normal pipeline) and passes it to the executable as a bound argument. XLA
-then reads, say, an ``[in, out]`` matrix as stored instead of transposing a weight at every call (for
-GPT-2 small at one token, ~30x: every weight was copied transposed on each call).
+then reads, say, an ``[in, out]`` matrix as stored instead of transposing a weight at every call (what that
+saves: "Work on weights is done once" in the Performance guide).
 
 Only results that are no larger than the stored data they come from are hoisted: a constant that is
 cheap to make inside the program (``tp.ones((1024, 1024))``, a broadcast of a bias) stays there, where
