@@ -101,6 +101,7 @@ from tripy_frontend.ops.unsqueeze import unsqueeze as unsqueeze
 from tripy_frontend.ops.var import var as var
 from tripy_frontend.ops.where import where as where
 from tripy_frontend.ops.zeros import zeros as zeros, zeros_like as zeros_like
+from tripy_frontend.profile import profile as profile
 from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
