@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from tripy_flatir import stack_info
+from tripy_flatir.exceptions import raise_error
 from tripy_flatir.stack_info import SourceFrame
 from tripy_backend import _xla
 from tripy_backend.hlo_ops import HloOp, HloProgram
@@ -64,6 +66,7 @@ class Call:
     program: str
     time_us: float
     ops: List[OpRun] = field(default_factory=list)
+    wall_us: Optional[float] = None  # the call's time as the caller measured it (its Python included)
 
 
 @dataclass
@@ -85,14 +88,19 @@ class Row:
         return f"{self.where.file}:{self.where.line}" + (f"  {code}" if code else "")
 
 
-def record(run: Callable[[], None], programs: Sequence[CompiledProgram]) -> "Profile":
-    """Run `run` (which calls the program once for each of `programs`, in order) under XLA's profiler."""
-    trace = _xla.profiler_trace(run)
+def record(run: Callable[[], List[float]], programs: Sequence[CompiledProgram]) -> "Profile":
+    """Run `run` (which calls the program once for each of `programs`, in order, and gives each call's wall-clock
+    time in us) under XLA's profiler."""
+    walls: List[float] = []
+    trace = _xla.profiler_trace(lambda: walls.extend(run()))
     hlo: Dict[int, HloProgram] = {}
     for p in programs:
         if id(p.executable) not in hlo:
             hlo[id(p.executable)] = HloProgram.of(p.executable, p.module_bytes)
-    return Profile(_calls(trace, programs, hlo), trace)
+    calls = _calls(trace, programs, hlo)
+    for call, wall in zip(calls, walls):
+        call.wall_us = wall
+    return Profile(calls, trace)
 
 
 def _calls(trace: Dict[str, Any], programs: Sequence[CompiledProgram], hlo: Dict[int, HloProgram]) -> List[Call]:
@@ -152,12 +160,16 @@ class Profile:
         """The time of the XLA operations (fusions and other HLO instructions) that ran, in microseconds."""
         return sum(r.time_us for c in self.calls for r in c.ops)
 
-    def rows(self) -> List[Row]:
-        """The table: one row per user line, most time first (ops with no user line in a row of their own)."""
+    def rows(self, by: str = "line") -> List[Row]:
+        """The table, most time first: one row per user line (`by` = ``"line"``; ops with no user line in a row of
+        their own), or per XLA operation (``"op"``: each fusion on its own)."""
+        if by not in ("line", "op"):
+            raise_error(f'Profile rows are grouped by "line" or by "op", not by {by!r}.', stack_info.capture())
         rows: Dict[Any, Row] = {}
         for c in self.calls:
             for r in c.ops:
-                key = (r.op.where.file, r.op.where.line) if r.op.where is not None else None
+                where = (r.op.where.file, r.op.where.line) if r.op.where is not None else None
+                key = where if by == "line" else (where, r.op.name)
                 row = rows.setdefault(key, Row(r.op.where, [], [], 0, 0.0, 0.0))
                 row.tripy_ops += [o for o in r.op.tripy_ops if o not in row.tripy_ops]
                 row.xla_ops += [r.op.name] if r.op.name not in row.xla_ops else []
@@ -174,20 +186,27 @@ class Profile:
         with open(path, "w") as f:
             json.dump(trace, f)
 
+    def table(self, by: str = "line") -> str:
+        """The profile as text (``print(profile)`` is ``table()``): one row per user line, or per XLA operation
+        with `by` = ``"op"`` (see ``rows``)."""
+        return format_table(self, by)
+
     def __str__(self) -> str:
         return format_table(self)
 
     __repr__ = __str__
 
 
-def format_table(profile: Profile) -> str:
-    """The profile as text: a header, one line per row of ``rows()``, the time outside XLA's operations, the
+def format_table(profile: Profile, by: str = "line") -> str:
+    """The profile as text: a header, one line per row of ``rows(by)``, the time outside XLA's operations, the
     programs that ran."""
     total = profile.total_us or 1.0
+    walls = [c.wall_us for c in profile.calls if c.wall_us is not None]
+    wall = f", {sum(walls) / len(walls):.1f} us per call as measured around it" if walls else ""
     lines = [f"Profile of {len(profile.calls)} call(s): {profile.total_us / 1e3:.3f} ms in XLA "
-             f"({profile.total_us / max(1, len(profile.calls)):.1f} us per call)",
+             f"({profile.total_us / max(1, len(profile.calls)):.1f} us per call{wall})",
              f"{'share':>7} {'total ms':>9} {'calls':>6} {'mean us':>9} {'GFLOP/s':>8}  user line / tripy ops / XLA ops"]
-    for row in profile.rows():
+    for row in profile.rows(by):
         rate = f"{row.flops / row.total_us / 1e3:.1f}" if row.flops and row.total_us else "-"
         lines.append(f"{row.total_us / total:7.1%} {row.total_us / 1e3:9.3f} {row.calls:6d} "
                      f"{row.total_us / row.calls:9.1f} {rate:>8}  {row.label}")

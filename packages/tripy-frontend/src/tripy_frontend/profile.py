@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+import time
+from typing import Any, List, Tuple
 
 from tripy_backend.profiling import Profile, program_of_call, record
 from tripy_flatir import stack_info as _stack
@@ -66,9 +67,14 @@ def profile(executable: Executable, *args: Any, calls: int = 10, warmup: int = 1
     return record(lambda: _run(executable, args, calls), [program] * calls)
 
 
-def _run(executable: Executable, args: Tuple[Any, ...], calls: int) -> None:
+def _run(executable: Executable, args: Tuple[Any, ...], calls: int) -> List[float]:
+    """Call `executable` `calls` times; each call's wall-clock time (us)."""
+    walls = []
     for _ in range(calls):
+        start = time.perf_counter()
         executable(*args)
+        walls.append((time.perf_counter() - start) * 1e6)
+    return walls
 
 
 def _program_shapes(executable: Executable, args: Tuple[Any, ...]) -> Tuple[Tuple[int, ...], ...]:
