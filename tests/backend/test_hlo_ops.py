@@ -34,7 +34,7 @@ def test_a_fusion_computes_its_ops_and_sits_at_its_product():
     program = HloProgram(HLO, SOURCES)
     fusion = program.ops["dot_add_fusion"]
     assert fusion.computes == ("t5 = AddOp", "t2 = DotOp")
-    assert fusion.tripy_ops == ("AddOp", "DotOp")
+    assert fusion.tripy_ops == ("AddOp", "DotOp") and fusion.main == "t2 = DotOp"
     assert (fusion.where.file, fusion.where.line) == ("/home/me/model.py", 4)  # (the product's line, not the add's)
     assert fusion.operands == ["Arg_0.1", "Arg_1.1"] and fusion.opcode == "fusion"
     assert program.flops("dot_add_fusion") is None  # (no compiler given: no cost analysis)

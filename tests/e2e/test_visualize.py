@@ -70,9 +70,10 @@ def test_a_profile_colors_the_executable_nodes(tmp_path):
         results = json.load(f)["StableHLO"]["results"]
     product = next(n for n in graphs["StableHLO"] if n.endswith("= DotOp"))
     assert set(results) <= set(graphs["StableHLO"])
-    expected = sum(r.time_us for c in prof.calls for r in c.ops if product in r.op.computes) / 3
+    expected = sum(r.time_us for c in prof.calls for r in c.ops if r.op.main == product) / 3
     if prof.ops_us:  # (XLA:CPU's classic runtime, jaxlib < 0.8, reports no per-op times: nothing to show)
         assert results[product]["value"] == pytest.approx(expected, abs=1e-3) and expected > 0
+        assert sum(r["value"] for r in results.values()) == pytest.approx(prof.ops_us / 3, rel=1e-3)
 
 
 def test_bad_programs_are_reported(tmp_path):

@@ -45,6 +45,12 @@ class HloOp:
     operands: List[str] = field(repr=False, default_factory=list)
 
     @property
+    def main(self) -> Optional[str]:
+        """The FlatIR op that stands for the instruction: a product or convolution it computes, else its own."""
+        heavy = [name for name in self.computes if name.endswith(_HEAVY_OPS)]
+        return (heavy + list(self.computes) + [None])[0]
+
+    @property
     def tripy_ops(self) -> Tuple[str, ...]:
         """The FlatIR op classes it computes (``DotOp``, ``AddOp``, ...), each once."""
         return tuple(dict.fromkeys(name.split(" = ")[-1] for name in self.computes))
@@ -94,7 +100,8 @@ class HloProgram:
         params = ", ".join(f"p{i}: {_LAYOUT.sub('', t)}" for i, t in enumerate(types))  # type: ignore[arg-type]
         body = [f"  %p{i} = {t} parameter({i})" for i, t in enumerate(types)]
         operands = ", ".join(f"%p{i}" for i in range(len(types)))
-        body.append(f"  ROOT %{op.name} = {op.type} {op.opcode}({operands}){_INSTRUCTION.match(op.text).group('rest')}")  # type: ignore[union-attr]
+        rest = _INSTRUCTION.match(op.text).group("rest")  # type: ignore[union-attr]
+        body.append(f"  ROOT %{op.name} = {op.type} {op.opcode}({operands}){rest}")
         others = [header + "\n" + "\n".join(lines) + "\n}" for c, (header, lines) in self._computations.items()
                   if c != self._entry]
         entry = f"ENTRY %profiled_op ({params}) -> {_LAYOUT.sub('', op.type)} {{\n" + "\n".join(body) + "\n}"

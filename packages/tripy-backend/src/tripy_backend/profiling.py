@@ -205,7 +205,8 @@ def format_table(profile: Profile, by: str = "line") -> str:
     wall = f", {sum(walls) / len(walls):.1f} us per call as measured around it" if walls else ""
     lines = [f"Profile of {len(profile.calls)} call(s): {profile.total_us / 1e3:.3f} ms in XLA "
              f"({profile.total_us / max(1, len(profile.calls)):.1f} us per call{wall})",
-             f"{'share':>7} {'total ms':>9} {'calls':>6} {'mean us':>9} {'GFLOP/s':>8}  user line / tripy ops / XLA ops"]
+             f"{'share':>7} {'total ms':>9} {'calls':>6} {'mean us':>9} {'GFLOP/s':>8}  "
+             "user line / tripy ops / XLA ops"]
     for row in profile.rows(by):
         rate = f"{row.flops / row.total_us / 1e3:.1f}" if row.flops and row.total_us else "-"
         lines.append(f"{row.total_us / total:7.1%} {row.total_us / 1e3:9.3f} {row.calls:6d} "

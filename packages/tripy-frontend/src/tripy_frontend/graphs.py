@@ -114,13 +114,14 @@ def _type(t: Any) -> Tuple[str, str]:
 
 
 def node_data(profile: Profile, graph_ids: Sequence[str]) -> Dict[str, Any]:
-    """Model Explorer's node data for a profile: for each node of the given graphs that an XLA operation computes,
-    that operation's mean time per call in microseconds (shared by the ops fused into it)."""
+    """Model Explorer's node data for a profile: each XLA operation's mean time per call in microseconds, on the
+    node of the op that stands for it (``HloOp.main``: the product or convolution of a fusion, else its last op),
+    so that a group's sum is its time."""
     times: Dict[str, float] = {}
     for call in profile.calls:
         for run in call.ops:
-            for name in run.op.computes:
-                times[name] = times.get(name, 0.0) + run.time_us / max(1, len(profile.calls))
+            if run.op.main is not None:
+                times[run.op.main] = times.get(run.op.main, 0.0) + run.time_us / max(1, len(profile.calls))
     results = {name: {"value": round(us, 3)} for name, us in times.items()}
     gradient = [{"stop": 0, "bgColor": "#fff5eb"}, {"stop": 1, "bgColor": "#d94801"}]
     return {g: {"name": "XLA time per call (us)", "results": results, "gradient": gradient} for g in graph_ids}

@@ -31,8 +31,8 @@ def visualize(program: Union[Executable, Tensor, Sequence[Tensor]], *, profile: 
     graph each) or a compiled :class:`tripy.Executable` (its StableHLO). Each node is an op, with each output's
     shape and data type and the line of your code it came from; the nodes of one line are grouped (a layer
     named after the file and line: expand it to see its ops). With a `profile` of the executable
-    (:func:`tripy.profile`), each StableHLO node is colored by the time of the XLA operation that computes it
-    (the ops fused into one operation share its time).
+    (:func:`tripy.profile`), StableHLO nodes are colored by XLA's time per call: each XLA operation's time
+    is on the node of its product or convolution, or else of its last op (the other ops fused into it show none).
 
     By default it starts Model Explorer's server at ``http://host:port`` and opens it in a browser, and runs
     until interrupted (Ctrl+C). On a remote machine pass ``open_browser=False`` (and a `port`; forward it with
@@ -66,7 +66,7 @@ def visualize(program: Union[Executable, Tensor, Sequence[Tensor]], *, profile: 
     folder = save_to if save_to is not None else tempfile.mkdtemp(prefix="tripy-visualize-")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "graphs.json"), "w") as f:
-        json.dump({"graphs": levels}, f)
+        json.dump({"label": "tripy", "graphs": levels}, f)  # (a collection: Model Explorer opens it as a file too)
     if data is not None:
         with open(os.path.join(folder, "node_data.json"), "w") as f:
             json.dump(data, f)
@@ -98,7 +98,8 @@ def _overlay(profile: Optional[Profile], levels: List[Dict[str, Any]]) -> Option
     data = graphs.node_data(profile, ["StableHLO"])
     if profile.ops_us > 0 and graphs.profiled_nodes(data, levels) == 0:  # (0: an XLA with no per-op times)
         raise_error("tp.visualize: the profile names none of this program's ops.", _stack.capture(),
-                    ["A profile overlays the executable it was made of: tp.visualize(exe, profile=tp.profile(exe, ...))."])
+                    ["A profile overlays the executable it was made of: "
+                     "tp.visualize(exe, profile=tp.profile(exe, ...))."])
     return data
 
 
