@@ -34,13 +34,13 @@ class CompiledProgram:
 def program_of_call(program: Program, shapes: Tuple[Tuple[int, ...], ...]) -> CompiledProgram:
     """The compiled program that `program` runs for arguments of `shapes` (all its arguments, the baked-in
     data's included), compiled if it has to be (as the call itself would)."""
-    text = ", ".join(str(list(s)) for s in shapes)
+    text = _first(shapes, 4)
     launcher = program.launcher(shapes)
     ranges = program.ranges
     if ranges is not None and ranges.covers(shapes):
         bucket = ranges._bucket(shapes)  # (the bucket whose program the range's launcher runs)
         executable, _ = ranges.programs[bucket]
-        bounds = ", ".join(str(list(s)) for s in ranges.bucket_shapes(bucket))
+        bounds = _first(ranges.bucket_shapes(bucket), 4)
         kind = "exact bucket" if ranges.exact(bucket) else "bounded bucket"
         return CompiledProgram(executable, program.module_bytes, f"{kind} {bounds} (inputs {text})")
     what = "static program" if not program.is_dynamic else "program specialized to the call's shapes"
@@ -211,7 +211,7 @@ def format_table(profile: Profile, by: str = "line") -> str:
         rate = f"{row.flops / row.total_us / 1e3:.1f}" if row.flops and row.total_us else "-"
         lines.append(f"{row.total_us / total:7.1%} {row.total_us / 1e3:9.3f} {row.calls:6d} "
                      f"{row.total_us / row.calls:9.1f} {rate:>8}  {row.label}")
-        lines.append(f"{'':45}[{', '.join(row.tripy_ops)}] {', '.join(row.xla_ops)}")
+        lines.append(f"{'':45}[{_first(row.tripy_ops, 8)}] {_first(row.xla_ops, 6)}")
     outside = profile.total_us - profile.ops_us
     what = "(outside XLA's ops: launch, buffers)" if profile.ops_us else \
         "(the whole program: XLA:CPU reports no per-op times before jaxlib 0.8)"
@@ -219,6 +219,12 @@ def format_table(profile: Profile, by: str = "line") -> str:
     lines.append(f"{1:7.1%} {profile.total_us / 1e3:9.3f} {'':26}total")
     lines.append("Programs: " + "; ".join(_program_runs(profile.calls)))
     return "\n".join(lines)
+
+
+def _first(items: Sequence[Any], count: int) -> str:
+    """The first `count` of `items`, joined, and how many there are in all if that is more."""
+    shown = ", ".join(str(list(i)) if isinstance(i, tuple) else str(i) for i in items[:count])
+    return shown + (f", ... ({len(items)} in all)" if len(items) > count else "")
 
 
 def _program_runs(calls: List[Call]) -> List[str]:
