@@ -21,6 +21,7 @@ import pytest
 
 import tripy as tp
 from tripy_backend import _xla
+from tripy_frontend.serve.cli import command
 
 
 def layer(x, w):
@@ -173,3 +174,17 @@ def test_model_explorer_shows_the_nodes_and_their_times(server, tmp_path):
     time_us = re.search(r"\d+\s+stablehlo\.dot_general\s+([\d.]+)", text)
     if not _xla.has_classic_cpu_runtime():  # (jaxlib < 0.8 may run it as one function: no per-op times)
         assert time_us is not None and float(time_us.group(1)) > 0, text
+
+
+def test_the_tripy_command_writes_a_saved_executable_graph(tmp_path, capsys):
+    exe = tp.compile(layer, args=[tp.InputInfo((8, 8), tp.float32), tp.InputInfo((8, 8), tp.float32)])
+    exe.save(str(tmp_path / "layer.tpexe"))
+    command(["visualize", str(tmp_path / "layer.tpexe"), "--save-to", str(tmp_path / "graph")])
+    assert f"the graph is in {tmp_path / 'graph'}" in capsys.readouterr().out
+    nodes = _graphs(tmp_path / "graph")["StableHLO"].values()
+    (product,) = [n for n in nodes if n["label"] == "stablehlo.dot_general"]
+    assert _attr(product, "source").startswith(f"{__file__}:{PRODUCT_LINE}")
+    with pytest.raises(SystemExit, match="tripy visualize: .*missing.tpexe': the file does not exist"):
+        command(["visualize", str(tmp_path / "missing.tpexe"), "--save-to", str(tmp_path / "none")])
+    command(["--help"])
+    assert "visualize  show a saved executable's graph" in capsys.readouterr().out
