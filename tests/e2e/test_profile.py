@@ -121,3 +121,17 @@ def test_bad_arguments_are_reported(program):
         tp.profile(exe, args[0], args[1], tp.ones((5,)), warmup=0)
     with pytest.raises(tp.TripyException):
         tp.profile(hot_spot, *args)  # (a function, not an executable)
+
+
+def test_another_profiler_running_is_reported(program, tmp_path):
+    import jax.profiler  # (another user of XLA's profiler in the process)
+
+    exe, args = program
+    jax.profiler.start_trace(str(tmp_path))
+    try:
+        busy = "(?s)XLA's profiler could not start: .*Another profiling session.*Stop the other profiler first"
+        with pytest.raises(tp.TripyException, match=busy):
+            tp.profile(exe, *args, calls=1)
+    finally:
+        jax.profiler.stop_trace()
+    assert len(tp.profile(exe, *args, calls=1).calls) == 1  # (and it works again once that one stopped)

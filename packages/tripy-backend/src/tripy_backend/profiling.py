@@ -92,7 +92,11 @@ def record(run: Callable[[], List[float]], programs: Sequence[CompiledProgram]) 
     """Run `run` (which calls the program once for each of `programs`, in order, and gives each call's wall-clock
     time in us) under XLA's profiler."""
     walls: List[float] = []
-    trace = _xla.profiler_trace(lambda: walls.extend(run()))
+    try:
+        trace = _xla.profiler_trace(lambda: walls.extend(run()))
+    except _xla.runtime_error_types() as e:  # (XLA's profiler runs one session at a time in a process)
+        raise_error(f"XLA's profiler could not start: {str(e).strip()}", stack_info.capture(),
+                    ["Stop the other profiler first (e.g. jax.profiler.stop_trace()), or profile one thing at a time."])
     hlo: Dict[int, HloProgram] = {}
     for p in programs:
         if id(p.executable) not in hlo:

@@ -57,6 +57,9 @@ def profile(executable: Executable, *args: Any, calls: int = 10, warmup: int = 1
     if calls < 1 or warmup < 0:
         raise_error(f"tp.profile needs calls >= 1 and warmup >= 0, not calls={calls}, warmup={warmup}.",
                     _stack.capture())
+    if executable.device.kind != "cpu":
+        raise_error(f"tp.profile profiles executables on the CPU; this one runs on {executable.device}.",
+                    _stack.capture(), ["It reads the events of XLA:CPU's runtime; on a GPU, use the GPU vendor's profiler."])
     if executable._layouts is not None or executable._nesting is not None:
         raise_error("tp.profile takes an executable of one device whose inputs are tensors given positionally.",
                     _stack.capture(), ["Profile an executable compiled without sharding or nested inputs."])
