@@ -74,7 +74,14 @@ def _page(name: str, obj: Any) -> str:
         text += [""]
     else:
         text += [f".. autofunction:: {name}", "", _dtype_table(obj)]
+        for cls in RETURNED_CLASSES.get(name, ()):  # (the classes it returns, which tripy does not export)
+            text += [f".. autoclass:: {cls}", "   :members:", ""]
     return "\n".join(text) + "\n"
+
+
+# Functions whose results are classes of a lower layer, documented on the function's page.
+RETURNED_CLASSES = {"profile": ["tripy_backend.profiling.Profile", "tripy_backend.profiling.Row",
+                                "tripy_backend.profiling.Call", "tripy_backend.profiling.OpRun"]}
 
 
 def _topics() -> Tuple[str, ...]:

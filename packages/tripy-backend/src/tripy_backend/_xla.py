@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -528,3 +528,53 @@ def sharded_result_handlers(executable: Any, platform: str, num_devices: int, sh
         except TypeError:  # jaxlib >= 0.12 dropped _skip_checks
             handlers.append(jx.array_result_handler(aval, sharding, True))
     return handlers
+
+
+# ---- profiling (used by profiling.py) -------------------------------------------------------------------
+# The names of the event XLA's profiler records for one run of a compiled program on the CPU (jaxlib >= 0.7;
+# jaxlib 0.6).
+EXECUTE_EVENTS = ("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", "PjRtCpuExecutable::ExecuteHelper")
+
+
+def profiler_trace(body: Callable[[], None]) -> Dict[str, Any]:
+    """Run `body` under XLA's profiler (jaxlib's ``ProfilerSession``: host events only, no Python tracer) and
+    give what it recorded as a Chrome trace (the dict of its ``trace.json``, which the profiler writes itself).
+    XLA:CPU's thunk runtime records an event per HLO op or fusion, with ``hlo_op``, ``hlo_module`` and ``run_id``
+    (one per run of a program) in its args; its classic runtime (jaxlib < 0.8) records the runs only."""
+    import glob
+    import gzip
+    import json
+
+    from jaxlib import _profiler
+
+    options = _profiler.ProfileOptions()
+    options.python_tracer_level = 0  # (its hooks cost more than what is measured; they need TensorFlow on 0.6)
+    options.host_tracer_level = 2
+    with _native_stderr():  # (jaxlib 0.6 says it misses TensorFlow's Python tracer, which is off)
+        session = _profiler.ProfilerSession(options)
+    try:
+        body()
+    finally:
+        xspace = session.stop()
+    with tempfile.TemporaryDirectory(prefix="tripy-profile-") as folder:
+        session.export(xspace, folder)
+        (path,) = glob.glob(os.path.join(folder, "plugins", "profile", "*", "*.trace.json.gz"))
+        with gzip.open(path, "rb") as f:
+            return json.load(f)  # type: ignore[no-any-return]
+
+
+def optimized_hlo(executable: Any) -> str:
+    """The HLO text of a compiled program after XLA's optimizations (its fusions, with each op's metadata)."""
+    return "\n".join(module.to_string() for module in executable.hlo_modules())
+
+
+def hlo_cost(executable: Any, hlo_text: str) -> Optional[Dict[str, float]]:
+    """XLA's cost analysis (``flops``, ``bytes accessed``, ...) of the HLO module `hlo_text`, as the compiler of
+    `executable` counts it; None where this jaxlib cannot parse HLO text (jaxlib 0.6) or the text does not parse."""
+    try:
+        from jaxlib import _hlo  # (jaxlib >= 0.7)
+        import jaxlib._jax as jx
+
+        return dict(jx.hlo_module_cost_analysis(executable.client, _hlo.hlo_module_from_text(hlo_text)))
+    except Exception:
+        return None

@@ -271,9 +271,10 @@ class RangeProgram:
             lo, _, hi = self.variables[self.shapes[i][d]]  # type: ignore[index]
             if not lo <= shapes[i][d] <= hi:
                 return False
-        return self._bucket(shapes) in self.programs
+        return self.bucket_of(shapes) in self.programs
 
-    def _bucket(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
+    def bucket_of(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
+        """The bucket that holds input shapes `shapes` (in range)."""
         sizes: Dict[Dim, int] = {}
         for (i, d) in self.dynamic_dims:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
@@ -291,7 +292,7 @@ class RangeProgram:
         program's shape arithmetic rejects, see ``bounded_markers._check_reshape_sizes``)."""
         launcher = self._launchers.get(shapes)
         if launcher is None:
-            bucket = self._bucket(shapes)
+            bucket = self.bucket_of(shapes)
             exe, out_dims = self.programs[bucket]
             if self.exact(bucket):
                 launcher = _xla.Launcher(exe, on_error)

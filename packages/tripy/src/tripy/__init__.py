@@ -101,8 +101,10 @@ from tripy_frontend.ops.unsqueeze import unsqueeze as unsqueeze
 from tripy_frontend.ops.var import var as var
 from tripy_frontend.ops.where import where as where
 from tripy_frontend.ops.zeros import zeros as zeros, zeros_like as zeros_like
+from tripy_frontend.profile import profile as profile
 from tripy_frontend.sharding import Mesh as Mesh, Sharding as Sharding
 from tripy_frontend.tensor import Tensor as Tensor
+from tripy_frontend.visualize import visualize as visualize
 from tripy_frontend import PUBLIC_API as _PUBLIC_API
 from tripy_frontend.public_names import OTHER_LIBRARY_NAMES as _OTHER_LIBRARY_NAMES
 from tripy_importers import ImportedModule as ImportedModule, from_onnx as from_onnx, from_torch as from_torch

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
 from tripy_flatir.exceptions import TripyException
 
 from tripy_frontend.compiler.executable import Executable
+from tripy_frontend import visualize_cli
 
 T = TypeVar("T")
 
@@ -76,7 +77,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 USAGE = """usage: tripy [--version] [--help] COMMAND [ARGS ...]
 
 commands:
-  serve    serve saved executables over HTTP (tripy serve MODEL.tpexe --port 8000; tripy serve --help)"""
+  serve      serve saved executables over HTTP (tripy serve MODEL.tpexe --port 8000; tripy serve --help)
+  visualize  show a saved executable's graph in Model Explorer (tripy visualize MODEL.tpexe --no-browser)"""
 
 
 def _version() -> str:
@@ -100,8 +102,10 @@ def command(argv: Optional[List[str]] = None) -> None:
         sys.exit(2)
     elif argv[0] == "serve":
         main(argv[1:])
+    elif argv[0] == "visualize":
+        visualize_cli.main(argv[1:])
     else:
-        sys.exit(f"tripy: unknown command '{argv[0]}' (the commands are: serve; see tripy --help)")
+        sys.exit(f"tripy: unknown command '{argv[0]}' (the commands are: serve, visualize; see tripy --help)")
 
 
 def _loaded(load: Callable[..., T], *args: Any) -> T:
