@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference"]
+PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference",
+            "tripy-serve"]
 THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest"]
 
 pytestmark = [pytest.mark.slow,

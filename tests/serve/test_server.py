@@ -326,7 +326,7 @@ def test_bad_completion_requests(server, case):
 # ---- failures and shutdown -------------------------------------------------------------------------------
 FAILING = """
 import sys
-import tripy_frontend.serve.batching as batching
+import tripy_serve.batching as batching
 real, calls = batching.to_numpy, []
 def fails_once(t):
     calls.append(1)
@@ -334,7 +334,7 @@ def fails_once(t):
         raise RuntimeError("injected failure")
     return real(t)
 batching.to_numpy = fails_once
-from tripy_frontend.serve.cli import main
+from tripy_serve.cli import main
 main(sys.argv[1:])
 """
 
@@ -400,3 +400,21 @@ def test_console_script_options_and_errors(tmp_path):
     missing_lm = run("serve", "--lm", "missing.json")
     assert missing_lm.returncode != 0 and missing_lm.stderr.strip().splitlines() == [
         "tripy serve: cannot read 'missing.json': No such file or directory."]
+
+
+def test_without_tripy_serve_the_console_script_says_what_to_install(tmp_path):
+    import subprocess
+
+    hide = "import sys; sys.modules['tripy_serve'] = None; from tripy.serve import command; command()"
+    r = subprocess.run([sys.executable, "-c", hide, "serve", "model.tpexe"], capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("tripy serve needs the 'serve' extra: pip install 'tripy-inference[serve]'")
+
+
+def test_python_m_tripy_serve_runs_the_same_command(tmp_path):
+    import subprocess
+
+    for module in ("tripy_serve", "tripy.serve"):
+        r = subprocess.run([sys.executable, "-m", module, "missing.tpexe"], capture_output=True, text=True)
+        assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+            "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]

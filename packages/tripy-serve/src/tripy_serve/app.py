@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tripy_frontend.serve.batching import BatchingModel
-from tripy_frontend.serve.completions import LanguageModel
-from tripy_frontend.serve.protocol import ServeError, decode_inputs, encode_outputs, metadata
+from tripy_serve.batching import BatchingModel
+from tripy_serve.completions import LanguageModel
+from tripy_serve.protocol import ServeError, decode_inputs, encode_outputs, metadata
 
 log = logging.getLogger("tripy.serve")
 

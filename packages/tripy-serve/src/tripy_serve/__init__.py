@@ -1,10 +1,13 @@
-"""Serving saved executables over HTTP (``tripy serve``; the ``serve`` extra: Starlette on uvicorn).
+"""Serving saved tripy executables over HTTP (``tripy serve``; Starlette on uvicorn), with only ``tripy``'s public
+API.
 
-* ``cli``: the command line; loads the executables and runs uvicorn;
+* ``cli``: the command line (``tripy serve``); loads the executables and runs uvicorn;
 * ``app``: the routes (Open Inference Protocol, ``/v1/completions``) and error responses;
 * ``protocol``: JSON tensors and model metadata to and from NumPy;
 * ``batching``: dynamic batching of concurrent requests;
 * ``completions``: greedy generation with a language model's KV-cache programs.
-
-Only ``cli`` may be imported without the extra installed.
 """
+
+import importlib.metadata as _metadata
+
+__version__ = _metadata.version("tripy-serve")

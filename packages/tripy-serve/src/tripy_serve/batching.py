@@ -26,20 +26,18 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tripy_flatir.exceptions import TripyException
-from tripy_frontend.compiler.executable import Executable
-from tripy_frontend.serve.protocol import ServeError, client_message, input_datatypes, output_signature
-from tripy_frontend.tensor import Tensor
+import tripy as tp
+from tripy_serve.protocol import ServeError, client_message, input_datatypes
 
 
-def to_numpy(out: Tensor) -> np.ndarray:
+def to_numpy(out: tp.Tensor) -> np.ndarray:
     """An output tensor's data, copied out of the executable's buffer."""
     return np.array(np.from_dlpack(out))
 
 
-def run(exe: Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
+def run(exe: tp.Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
     """One call of the executable, outputs as arrays."""
-    outs = exe(*[Tensor(a) for a in arrays])
+    outs = exe(*[tp.Tensor(a) for a in arrays])
     return [to_numpy(o) for o in (outs if isinstance(outs, tuple) else (outs,))]
 
 
@@ -68,14 +66,14 @@ class BatchingModel:
     """A served executable: validates requests with the executable's own checks, then runs them batched
     (see the module docstring) or one at a time."""
 
-    def __init__(self, exe: Executable, max_batch: int, max_wait: float, pad: bool = True) -> None:
+    def __init__(self, exe: tp.Executable, max_batch: int, max_wait: float, pad: bool = True) -> None:
         self.exe = exe
         self.pad = pad
         self.names = list(exe.input_infos)
         self.datatypes = input_datatypes(exe)  # (the protocol's names)
         infos = list(exe.input_infos.values())
         dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
-        outputs_dim0 = all(len(shape) >= 1 and shape[0] == -1 for _, shape in output_signature(exe))
+        outputs_dim0 = all(len(o.shape) >= 1 and o.shape[0] == -1 for o in exe.output_infos.values())
         self.max_batch = min([max_batch] + [i.shape_bounds.max[0] for i in infos]) \
             if infos and dim0_dynamic and outputs_dim0 else 1
         self.max_wait = max_wait
@@ -91,20 +89,14 @@ class BatchingModel:
     def validate(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise ServeError (400) with tripy's message if `arrays` do not fit the executable's inputs."""
         infos = self.exe.input_infos.values()
-        if not self.exe._named and all(  # the common case, checked without making tensors
+        if not any(info.dimension_names for info in infos) and all(  # the common case, checked without tensors
                 a.dtype == info.dtype.numpy_dtype and a.ndim == info.rank and
                 all(lo <= n <= hi for n, lo, hi in zip(a.shape, info.shape_bounds.min, info.shape_bounds.max))
                 for a, info in zip(arrays, infos)):
             return
-        for i, a in enumerate(arrays):  # the executable's own checks, for its message
-            try:
-                self.exe._check_argument(i, Tensor(a))
-            except TripyException as e:
-                raise ServeError(400, client_message(e)) from None
-        try:
-            if self.exe._named:
-                self.exe._check_named_dims([a.shape for a in arrays])
-        except TripyException as e:
+        try:  # the executable's own checks, for its message
+            self.exe.check_inputs(*[tp.Tensor(a) for a in arrays])
+        except tp.TripyException as e:
             raise ServeError(400, client_message(e)) from None
 
     async def infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:

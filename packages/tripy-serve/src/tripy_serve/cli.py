@@ -1,4 +1,5 @@
-"""``tripy serve model.tpexe [more.tpexe ...] --port 8000`` (also ``python -m tripy.serve ...``).
+"""``tripy serve model.tpexe [more.tpexe ...] --port 8000`` (also ``python -m tripy_serve ...`` and
+``python -m tripy.serve ...``; the ``tripy`` command of ``tripy-inference`` hands ``serve`` to :func:`main`).
 
 Loads each saved executable (its compiled code, or it compiles it for its declared ranges now, so no request
 compiles), names it after its file (``resnet.tpexe`` -> ``resnet``), and serves them with uvicorn until
@@ -12,12 +13,14 @@ import argparse
 import logging
 import os
 import sys
-from importlib import metadata
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, Optional, Sequence, TypeVar
 
-from tripy_flatir.exceptions import TripyException
+import uvicorn
 
-from tripy_frontend.compiler.executable import Executable
+import tripy as tp
+from tripy_serve.app import create_app
+from tripy_serve.batching import BatchingModel
+from tripy_serve.completions import LanguageModel
 
 T = TypeVar("T")
 
@@ -46,62 +49,24 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """``python -m tripy.serve``: the arguments of ``tripy serve``."""
+    """``tripy serve``: serve the models that `argv` (the command line after ``serve``) names until SIGINT or
+    SIGTERM."""
     args = parser().parse_args(argv)
     if not args.models and not args.lm:
         parser().error("give at least one MODEL.tpexe or --lm MODEL.json")
     if args.max_batch < 1 or args.max_wait_ms < 0 or args.max_body_bytes < 1:
         parser().error("--max-batch and --max-body-bytes must be positive, --max-wait-ms not negative")
-    try:
-        # The serving stack is an optional extra: imported only when serving.
-        import uvicorn
-
-        from tripy_frontend.serve.app import create_app
-        from tripy_frontend.serve.batching import BatchingModel
-        from tripy_frontend.serve.completions import LanguageModel
-    except ImportError as e:
-        sys.exit(f"tripy serve needs the 'serve' extra ({e}): pip install 'tripy-inference[serve]'")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     models: Dict[str, BatchingModel] = {}
     for path in args.models:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in models:
             sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
-        models[name] = BatchingModel(_loaded(Executable.load, path), args.max_batch, args.max_wait_ms / 1e3, args.pad_batch)
+        models[name] = BatchingModel(_loaded(tp.Executable.load, path), args.max_batch, args.max_wait_ms / 1e3,
+                                     args.pad_batch)
     lm = _loaded(LanguageModel.load, args.lm, args.tokenizer) if args.lm else None
     app = create_app(models, lm, args.max_body_bytes)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
-
-
-USAGE = """usage: tripy [--version] [--help] COMMAND [ARGS ...]
-
-commands:
-  serve    serve saved executables over HTTP (tripy serve MODEL.tpexe --port 8000; tripy serve --help)"""
-
-
-def _version() -> str:
-    for distribution in ("tripy-inference", "tripy-frontend"):  # (the meta package, when installed)
-        try:
-            return f"{distribution} {metadata.version(distribution)}"
-        except metadata.PackageNotFoundError:
-            continue
-    return "tripy (version unknown)"
-
-
-def command(argv: Optional[List[str]] = None) -> None:
-    """The ``tripy`` console script: ``tripy serve ...``, ``tripy --version``, ``tripy --help``."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] in (["--version"], ["-V"]):
-        print(_version())
-    elif argv[:1] in (["--help"], ["-h"], ["help"]):
-        print(USAGE)
-    elif not argv:
-        print(USAGE, file=sys.stderr)
-        sys.exit(2)
-    elif argv[0] == "serve":
-        main(argv[1:])
-    else:
-        sys.exit(f"tripy: unknown command '{argv[0]}' (the commands are: serve; see tripy --help)")
 
 
 def _loaded(load: Callable[..., T], *args: Any) -> T:
@@ -109,7 +74,7 @@ def _loaded(load: Callable[..., T], *args: Any) -> T:
     when the file cannot be loaded."""
     try:
         return load(*args)
-    except TripyException as e:  # (its report points at this script's line: the message alone is what helps)
+    except tp.TripyException as e:  # (its report points at this script's line: the message alone is what helps)
         text = str(e)
         sys.exit(f"tripy serve: {text.split(chr(10) * 2, 1)[-1] if text.startswith('-->') else text}")
     except OSError as e:

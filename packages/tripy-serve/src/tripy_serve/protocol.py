@@ -9,14 +9,12 @@ a response's output has the same fields with the data flat. Outputs are named ``
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence
 
 import ml_dtypes
 import numpy as np
 
-from tripy_flatir import dtypes
-from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
-from tripy_frontend.compiler.executable import Executable
+import tripy as tp
 
 # The protocol's tensor data types and their NumPy types (BF16 is carried as JSON numbers too).
 DATATYPES: Dict[str, np.dtype] = {
@@ -25,9 +23,15 @@ DATATYPES: Dict[str, np.dtype] = {
     "FP16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16), "FP32": np.dtype(np.float32),
     "FP64": np.dtype(np.float64),
 }
+# The tripy data types with a protocol equivalent (tripy has no FP64, UINT8 or INT16; the protocol has no float8
+# or int4).
+TRIPY_DATATYPES: Dict[tp.dtype, str] = {
+    tp.bool: "BOOL", tp.int8: "INT8", tp.int32: "INT32", tp.int64: "INT64", tp.float16: "FP16",
+    tp.bfloat16: "BF16", tp.float32: "FP32",
+}
+# The ones a request may send: those with a tripy data type.
+ACCEPTED = [name for name in DATATYPES if name in TRIPY_DATATYPES.values()]
 _NAMES = {v: k for k, v in DATATYPES.items()}
-# The ones a request may send: those with a tripy data type (tripy has no FP64, UINT8 or INT16).
-ACCEPTED = [name for name, np_dtype in DATATYPES.items() if dtypes.from_numpy(np_dtype) is not None]
 
 
 class ServeError(Exception):
@@ -38,18 +42,17 @@ class ServeError(Exception):
         self.status = status
 
 
-def datatype(dt: dtypes.dtype) -> str:
+def datatype(dt: tp.dtype) -> str:
     """The protocol's name for a tripy data type (e.g. ``FP32``)."""
-    name = _NAMES.get(np.dtype(dt.numpy_dtype)) if dt.numpy_dtype is not None else None
+    name = TRIPY_DATATYPES.get(dt)
     if name is None:
         raise ServeError(500, f"tripy data type {dt} has no Open Inference Protocol equivalent")
     return name
 
 
-def input_datatypes(exe: Executable) -> Dict[str, str]:
+def input_datatypes(exe: tp.Executable) -> Dict[str, str]:
     """Each input's datatype in the protocol's terms (a tripy name where the protocol has none, e.g. float8)."""
-    return {n: _NAMES.get(np.dtype(info.dtype.numpy_dtype), str(info.dtype)) if info.dtype.numpy_dtype is not None
-            else str(info.dtype) for n, info in exe.input_infos.items()}
+    return {n: TRIPY_DATATYPES.get(info.dtype, str(info.dtype)) for n, info in exe.input_infos.items()}
 
 
 def decode_inputs(body: Any, inputs: Dict[str, str]) -> List[np.ndarray]:
@@ -100,34 +103,28 @@ def encode_outputs(arrays: Sequence[np.ndarray]) -> List[Dict[str, Any]]:
     """Response tensors (flat data; NumPy's ``tolist`` gives Python numbers that print exactly)."""
     outputs = []
     for i, a in enumerate(arrays):
-        dt = dtypes.from_numpy(a.dtype)
-        assert dt is not None
         data = a.astype(np.float32) if a.dtype == ml_dtypes.bfloat16 else a
-        outputs.append({"name": f"output_{i}", "datatype": datatype(dt), "shape": list(a.shape),
+        outputs.append({"name": f"output_{i}", "datatype": _NAMES[a.dtype], "shape": list(a.shape),
                         "data": data.reshape(-1).tolist()})
     return outputs
 
 
-def metadata(name: str, exe: Executable, parameters: Dict[str, Any]) -> Dict[str, Any]:
+def metadata(name: str, exe: tp.Executable, parameters: Dict[str, Any]) -> Dict[str, Any]:
     """The model metadata response: inputs with their dynamic dims and ranges, outputs, `parameters`."""
     inputs = []
     for input_name, info in exe.input_infos.items():
-        if isinstance(info, DimensionInputInfo):
+        if isinstance(info, tp.DimensionInputInfo):
             raise ServeError(500, f"Input '{input_name}' is a shape value (DimensionInputInfo), which the server "
                                   "cannot take over the Open Inference Protocol.")
         b = info.shape_bounds
         shape = [lo if lo == hi else -1 for lo, hi in zip(b.min, b.max)]
         inputs.append({"name": input_name, "datatype": datatype(info.dtype), "shape": shape,
                        "min_shape": list(b.min), "opt_shape": list(b.opt), "max_shape": list(b.max)})
-    outputs = [{"name": f"output_{i}", "datatype": datatype(dt), "shape": list(shape)}
-               for i, (dt, shape) in enumerate(output_signature(exe))]
+    outputs = [{"name": output_name, "datatype": datatype(info.dtype), "shape": list(info.shape)}
+               for output_name, info in exe.output_infos.items()]
     return {"name": name, "versions": ["1"], "platform": "tripy", "inputs": inputs, "outputs": outputs,
             "parameters": parameters}
 
-
-def output_signature(exe: Executable) -> Tuple[Tuple[dtypes.dtype, Tuple[int, ...]], ...]:
-    """Each output's data type and shape (-1 for a dynamic dim), from the executable's signature."""
-    return exe._outputs
 
 
 def client_message(e: Exception) -> str:
