@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import uuid
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -22,13 +22,15 @@ from starlette.routing import Route
 
 from tripy_serve.batching import BatchingModel
 from tripy_serve.completions import LanguageModel
-from tripy_serve.protocol import ServeError, decode_inputs, encode_outputs, metadata
+from tripy_serve.protocol import ServeError, decode_inputs, encode_outputs, metadata, requested_outputs
 
 log = logging.getLogger("tripy.serve")
 
+HEADER_LENGTH = "Inference-Header-Content-Length"
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request's JSON body, refused (413) past `limit` bytes before it is all read."""
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused (413) past `limit` bytes before it is all read."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ServeError(413, f"The request body ({declared} bytes) is larger than this server's limit of {limit} "
@@ -39,10 +41,49 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise ServeError(413, f"The request body is larger than this server's limit of {limit} bytes "
                                   "(--max-body-bytes).")
+    return bytes(body)
+
+
+def parse_json(data: bytes) -> Any:
     try:
-        return json.loads(body)
+        return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ServeError(400, f"The request body is not valid JSON: {e}.") from None
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    return parse_json(await read_body(request, limit))
+
+
+async def read_infer_request(request: Request, limit: int) -> Tuple[Any, bytes]:
+    """An infer request's JSON and its binary section: the body splits after the
+    ``Inference-Header-Content-Length`` bytes of JSON (the binary tensor data extension); without that header
+    the whole body is JSON."""
+    body = await read_body(request, limit)
+    header = request.headers.get(HEADER_LENGTH)
+    if header is None:
+        return parse_json(body), b""
+    if not header.isdigit() or int(header) > len(body):
+        raise ServeError(400, f"{HEADER_LENGTH} must be the JSON header's length in bytes (at most the body's "
+                              f"{len(body)}), not {header!r}.")
+    return parse_json(body[:int(header)]), body[int(header):]
+
+
+def json_bytes(content: Any) -> bytes:
+    """`content` as JSON; NaN and +-Inf as the tokens ``NaN``, ``Infinity``, ``-Infinity``, as Triton writes them
+    (Python's ``json`` and rapidjson, which tritonclient uses, read them; strict parsers do not: such a client
+    asks for binary outputs)."""
+    return json.dumps(content, separators=(",", ":")).encode()
+
+
+def infer_response(content: Dict[str, Any], binaries: List[bytes]) -> Response:
+    """The infer response: JSON, or with binary outputs the JSON then their bytes, with its length in the
+    ``Inference-Header-Content-Length`` header."""
+    header = json_bytes(content)
+    if not binaries:
+        return Response(header, media_type="application/json")
+    return Response(b"".join([header, *binaries]), media_type="application/octet-stream",
+                    headers={HEADER_LENGTH: str(len(header))})
 
 
 async def live(request: Request) -> Response:
@@ -54,7 +95,7 @@ async def ready(request: Request) -> Response:
 
 
 async def server_metadata(request: Request) -> Response:
-    return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["statistics"]})
+    return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["binary_tensor_data", "statistics"]})
 
 
 def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
@@ -81,13 +122,16 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
 
     async def infer(request: Request) -> Response:
         m = model(request)
-        body = await read_json(request, max_body_bytes)
-        outputs = await m.infer(decode_inputs(body, m.datatypes))
+        body, binary = await read_infer_request(request, max_body_bytes)
+        arrays = decode_inputs(body, m.datatypes, binary)
+        requested = requested_outputs(body, list(m.exe.output_infos))
+        outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
+        tensors, binaries = encode_outputs(outputs, requested)
         response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1",
-                                    "outputs": encode_outputs(outputs)}
+                                    "outputs": tensors}
         if isinstance(body.get("id"), str):
             response["id"] = body["id"]
-        return JSONResponse(response)
+        return infer_response(response, binaries)
 
     async def completions(request: Request) -> Response:
         if lm is None:

@@ -31,8 +31,9 @@ from tripy_serve.protocol import ServeError, client_message, input_datatypes
 
 
 def to_numpy(out: tp.Tensor) -> np.ndarray:
-    """An output tensor's data, copied out of the executable's buffer."""
-    return np.array(np.from_dlpack(out))
+    """An output tensor's data, copied out of the executable's buffer (NumPy's array protocol: DLPack has no
+    bfloat16)."""
+    return np.array(out)
 
 
 def run(exe: tp.Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
