@@ -418,3 +418,17 @@ def test_python_m_tripy_serve_runs_the_same_command(tmp_path):
         r = subprocess.run([sys.executable, "-m", module, "missing.tpexe"], capture_output=True, text=True)
         assert r.returncode == 1 and r.stderr.strip().splitlines() == [
             "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+
+
+def test_the_openai_client(server, expected_tokens, artifacts):
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused")
+    assert [m.id for m in client.models.list()] == ["tiny-gpt2"]
+    done = client.completions.create(model="tiny-gpt2", prompt=[5, 17, 99], max_tokens=6)
+    assert done.choices[0].model_extra["token_ids"] == expected_tokens([5, 17, 99], 6)
+    assert done.choices[0].finish_reason == "length" and done.usage.completion_tokens == 6
+    streamed = list(client.completions.create(model="tiny-gpt2", prompt="w5 w17 w99", max_tokens=4, stream=True))
+    assert [t for chunk in streamed for t in chunk.choices[0].model_extra["token_ids"]] == expected_tokens([5, 17, 99], 4)
+    assert "".join(chunk.choices[0].text for chunk in streamed) == artifacts[3].decode(expected_tokens([5, 17, 99], 4))
+    with pytest.raises(openai.BadRequestError, match="decodes greedily"):
+        client.completions.create(model="tiny-gpt2", prompt=[1], temperature=0.7)

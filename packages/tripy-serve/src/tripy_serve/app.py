@@ -178,8 +178,9 @@ async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream
     head = {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
             "model": lm.name}
 
-    def choice(new: List[int], finish: Optional[str]) -> Dict[str, Any]:
-        return {"index": 0, "text": lm.text(new), "token_ids": new, "logprobs": None, "finish_reason": finish}
+    def choice(new: List[int], finish: Optional[str], text: Optional[str] = None) -> Dict[str, Any]:
+        return {"index": 0, "text": lm.text(new) if text is None else text, "token_ids": new, "logprobs": None,
+                "finish_reason": finish}
 
     def finish_reason(new: List[int]) -> str:
         return "stop" if new and new[-1] == lm.eos_token_id else "length"
@@ -195,8 +196,12 @@ async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream
         try:
             while (token := await asyncio.to_thread(next, tokens, done)) is not done:
                 assert isinstance(token, int)
+                # (each event's text is what decoding all the tokens so far adds: a token alone may decode
+                # without the space or the bytes it shares with its neighbours)
+                before = lm.text(new)
                 new.append(token)
-                yield f"data: {json.dumps({**head, 'choices': [choice([token], None)]})}\n\n"
+                added = lm.text(new)[len(before):]
+                yield f"data: {json.dumps({**head, 'choices': [choice([token], None, added)]})}\n\n"
         except Exception as e:  # the status line is sent: say so in the stream, and log it
             log.error("internal error while streaming a completion", exc_info=e)
             yield f"data: {json.dumps({'error': {'message': f'Internal server error ({e})', 'type': 'server_error'}})}\n\n"
