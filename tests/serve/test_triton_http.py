@@ -21,41 +21,13 @@ httpx = pytest.importorskip("httpx")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from server import serve  # noqa: E402
 
-RNG = np.random.default_rng(0)
-DTYPES = {"BOOL": (tp.bool, np.bool_), "INT8": (tp.int8, np.int8), "INT32": (tp.int32, np.int32),
-          "INT64": (tp.int64, np.int64), "FP16": (tp.float16, np.float16), "BF16": (tp.bfloat16, ml_dtypes.bfloat16),
-          "FP32": (tp.float32, np.float32)}
-
-
-def _all_types():
-    """One input and one output of each datatype: numbers plus one (or doubled, for floats), booleans negated."""
-    def fn(b, i8, i32, i64, f16, bf16, f32):
-        return ~b, i8 + 1, i32 + 1, i64 + 1, f16 * 2.0, bf16 * 2.0, f32 * 2.0
-    infos = [tp.InputInfo(((1, 2, 8), 3), dt) for dt, _ in DTYPES.values()]
-    return tp.compile(fn, args=infos)
-
-
-def _all_types_expected(arrays):
-    b, *numbers = arrays
-    return [~b] + [a + a.dtype.type(1) for a in numbers[:3]] + [a * a.dtype.type(2) for a in numbers[3:]]
-
-
-def _random(np_dtype, shape):
-    if np_dtype == np.bool_:
-        return RNG.integers(0, 2, shape).astype(bool)
-    if np.issubdtype(np_dtype, np.integer):
-        return RNG.integers(-100, 100, shape).astype(np_dtype)
-    return RNG.normal(size=shape).astype(np_dtype)
+from zoo import DTYPES, RNG, all_types_expected, random_array, save_models  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("triton_http")
-    _all_types().save(str(d / "types.tpexe"))
-    tp.compile(lambda x: tp.log(x), args=[tp.InputInfo(((1, 2, 8), 4), tp.float32)]).save(str(d / "log.tpexe"))
-    mlp_weight = RNG.normal(size=(16, 8)).astype(np.float32)
-    w = tp.Tensor(mlp_weight)
-    tp.compile(lambda x: tp.tanh(x @ w), args=[tp.InputInfo(((1, 4, 16), 16), tp.float32)]).save(str(d / "mlp.tpexe"))
+    mlp_weight = save_models(d)
     with serve([str(d / f"{n}.tpexe") for n in ("types", "log", "mlp")] + ["--max-batch", "16", "--max-wait-ms", "5"],
                d / "server.log") as s:
         s.mlp_weight = mlp_weight
@@ -79,7 +51,7 @@ def _inputs(arrays, binary=True):
 
 
 def _check_types(result, arrays):
-    for i, expected in enumerate(_all_types_expected(arrays)):
+    for i, expected in enumerate(all_types_expected(arrays)):
         got = result.as_numpy(f"output_{i}")
         assert got.shape == expected.shape and np.array_equal(got.astype(expected.dtype), expected), i
 
@@ -92,7 +64,7 @@ def test_metadata_and_health_through_the_client(client):
 
 
 def test_defaults_are_binary_both_ways_for_every_datatype(client):
-    arrays = [_random(np_dtype, (3, 3)) for _, np_dtype in DTYPES.values()]
+    arrays = [random_array(np_dtype, (3, 3)) for _, np_dtype in DTYPES.values()]
     result = client.infer("types", _inputs(arrays))  # (no outputs named: all, binary by the client's default)
     _check_types(result, arrays)
     assert result.get_output("output_0")["parameters"]["binary_data_size"] == 9
@@ -100,7 +72,7 @@ def test_defaults_are_binary_both_ways_for_every_datatype(client):
 
 def test_json_both_ways_and_mixed(client):
     # (tritonclient sends and reads BF16 as binary data only: Triton's JSON has no BF16)
-    arrays = [_random(np_dtype, (2, 3)) for _, np_dtype in DTYPES.values()]
+    arrays = [random_array(np_dtype, (2, 3)) for _, np_dtype in DTYPES.values()]
     names = [f"output_{i}" for i in range(7)]
     json_only = client.infer("types", _inputs(arrays, binary=[name == "BF16" for name in DTYPES]),
                              outputs=[httpclient.InferRequestedOutput(n, binary_data=n == "output_5") for n in names])
@@ -125,7 +97,7 @@ def test_bf16_in_json_is_sent_as_numbers(server):
 
 
 def test_only_the_requested_outputs_come_back(client):
-    arrays = [_random(np_dtype, (1, 3)) for _, np_dtype in DTYPES.values()]
+    arrays = [random_array(np_dtype, (1, 3)) for _, np_dtype in DTYPES.values()]
     result = client.infer("types", _inputs(arrays), outputs=[httpclient.InferRequestedOutput("output_3")])
     assert [o["name"] for o in result.get_response()["outputs"]] == ["output_3"]
     assert np.array_equal(result.as_numpy("output_3"), arrays[3] + 1)

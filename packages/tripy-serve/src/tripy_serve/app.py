@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tripy_serve.batching import BatchingModel
+from tripy_serve.batching import BatchingModel, lookup
 from tripy_serve.completions import LanguageModel
-from tripy_serve.protocol import ServeError, decode_inputs, encode_outputs, metadata, requested_outputs
+from tripy_serve import __version__
+from tripy_serve.protocol import EXTENSIONS, ServeError, decode_inputs, encode_outputs, metadata, requested_outputs
 
 log = logging.getLogger("tripy.serve")
 
@@ -95,18 +96,16 @@ async def ready(request: Request) -> Response:
 
 
 async def server_metadata(request: Request) -> Response:
-    return JSONResponse({"name": "tripy", "version": "0.1.0", "extensions": ["binary_tensor_data", "statistics"]})
+    return JSONResponse({"name": "tripy", "version": __version__, "extensions": EXTENSIONS})
 
 
 def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
-               max_body_bytes: int = 64 << 20) -> Starlette:
-    """The application serving `models` (name -> model) and, if given, the language model `lm`."""
+               max_body_bytes: int = 64 << 20, lifespan: Optional[Callable[[Any], Any]] = None) -> Starlette:
+    """The application serving `models` (name -> model) and, if given, the language model `lm`; `lifespan`:
+    what runs beside it (Starlette's lifespan, e.g. the gRPC server)."""
 
     def model(request: Request) -> BatchingModel:
-        name = request.path_params["name"]
-        if name not in models:
-            raise ServeError(404, f"Unknown model '{name}'. This server has: {', '.join(sorted(models)) or 'none'}.")
-        return models[name]
+        return lookup(models, request.path_params["name"])
 
     async def model_metadata(request: Request) -> Response:
         m = model(request)
@@ -149,7 +148,7 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
         data = [{"id": lm.name, "object": "model", "owned_by": "tripy"}] if lm is not None else []
         return JSONResponse({"object": "list", "data": data})
 
-    return Starlette(routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in [
+    return Starlette(lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in [
         ("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]), ("/v2", server_metadata, ["GET"]),
         ("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
         ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"]),

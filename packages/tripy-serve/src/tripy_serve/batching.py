@@ -177,3 +177,10 @@ class BatchingModel:
     async def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
+
+
+def lookup(models: Dict[str, BatchingModel], name: str) -> BatchingModel:
+    """The model named `name`; a 404 naming the models there are if there is none."""
+    if name not in models:
+        raise ServeError(404, f"Unknown model '{name}'. This server has: {', '.join(sorted(models)) or 'none'}.")
+    return models[name]

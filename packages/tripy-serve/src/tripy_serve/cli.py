@@ -10,10 +10,11 @@ before it exits.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, TypeVar
+from typing import Any, AsyncIterator, Callable, Dict, Optional, Sequence, TypeVar
 
 import uvicorn
 
@@ -21,8 +22,10 @@ import tripy as tp
 from tripy_serve.app import create_app
 from tripy_serve.batching import BatchingModel
 from tripy_serve.completions import LanguageModel
+from tripy_serve.grpc_v2 import service as grpc_service
 
 T = TypeVar("T")
+log = logging.getLogger("tripy.serve")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,6 +34,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("models", nargs="*", metavar="MODEL.tpexe", help="saved executables (tp.Executable.save)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
+    p.add_argument("--grpc-port", type=int, metavar="PORT",
+                   help="also serve the protocol over gRPC (KServe v2 GRPCInferenceService) on this port, e.g. 8001 "
+                   "(default: HTTP only)")
     p.add_argument("--max-batch", type=int, default=1,
                    help="dynamic batching: at most this many rows (dim 0) per call; 1 turns it off (default)")
     p.add_argument("--max-wait-ms", type=float, default=2.0,
@@ -65,7 +71,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         models[name] = BatchingModel(_loaded(tp.Executable.load, path), args.max_batch, args.max_wait_ms / 1e3,
                                      args.pad_batch)
     lm = _loaded(LanguageModel.load, args.lm, args.tokenizer) if args.lm else None
-    app = create_app(models, lm, args.max_body_bytes)
+    lifespan = grpc_lifespan(models, args.host, args.grpc_port, args.max_body_bytes) if args.grpc_port else None
+    app = create_app(models, lm, args.max_body_bytes, lifespan)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
 
 
@@ -81,3 +88,21 @@ def _loaded(load: Callable[..., T], *args: Any) -> T:
         sys.exit(f"tripy serve: cannot read '{e.filename or args[0]}': {e.strerror or e}.")
     except (ValueError, KeyError) as e:
         sys.exit(f"tripy serve: cannot load '{args[0]}': {e}.")
+
+
+def grpc_lifespan(models: Dict[str, BatchingModel], host: str, port: int,
+                  max_message_bytes: int) -> Callable[[Any], Any]:
+    """The HTTP application's lifespan: the gRPC server runs beside it, in its event loop, over the same models.
+    It stops after the HTTP server (which, on SIGTERM, finishes its requests first), finishing its own requests
+    in flight (up to 30 s)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        server = await grpc_service.start(grpc_service.InferenceService(models), host, port, max_message_bytes)
+        log.info("gRPC (KServe v2 GRPCInferenceService) on %s:%d", host, port)
+        try:
+            yield
+        finally:
+            await server.stop(grace=30)
+
+    return lifespan

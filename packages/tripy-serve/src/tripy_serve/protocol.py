@@ -35,6 +35,10 @@ ACCEPTED = [name for name in DATATYPES if name in TRIPY_DATATYPES.values()]
 _NAMES = {v: k for k, v in DATATYPES.items()}
 
 
+# The protocol's extensions this server implements (server metadata).
+EXTENSIONS = ["binary_tensor_data", "statistics"]
+
+
 class ServeError(Exception):
     """A request the server refuses: `status` is the HTTP status, the message is sent to the client."""
 
@@ -94,6 +98,11 @@ def decode_inputs(body: Any, inputs: Dict[str, str], binary: bytes = b"") -> Lis
             raise ServeError(400, f"The model has no input named '{item['name']}'. Its inputs are: {', '.join(names)}.")
         given[item["name"]] = decode_tensor(item, inputs[item["name"]], section)
     section.check_all_read()
+    return in_model_order(given, names)
+
+
+def in_model_order(given: Dict[str, np.ndarray], names: List[str]) -> List[np.ndarray]:
+    """The arrays of `given` (name -> array) in the model's order of input `names`; a 400 if one is missing."""
     missing = [n for n in names if n not in given]
     if missing:
         raise ServeError(400, f"Missing input(s): {', '.join(missing)}.")
