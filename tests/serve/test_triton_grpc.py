@@ -154,3 +154,40 @@ def test_bad_requests_are_refused_with_the_reason_and_the_server_keeps_serving(c
     assert client.infer("mlp", [_input("x", ones, "FP32")]).as_numpy("output_0").shape == (1, 8)
     with server.client() as http:
         assert http.get("/v2/health/live").status_code == 200
+
+
+def _scrape(server):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with server.client() as http:
+        r = http.get("/metrics")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(r.text) for s in family.samples}
+
+
+def test_metrics_count_both_protocols_in_prometheus_format(client, server):
+    mlp = (("model", "mlp"), ("version", "1"))
+    before = _scrape(server)
+    with server.client() as http:
+        for rows in (1, 2, 3):
+            body = {"inputs": [{"name": "x", "shape": [rows, 16], "datatype": "FP32", "data": [0.5] * 16 * rows}]}
+            assert http.post("/v2/models/mlp/infer", json=body).status_code == 200
+        bad = {"inputs": [{"name": "x", "shape": [1, 5], "datatype": "FP32", "data": [0.5] * 5}]}
+        assert http.post("/v2/models/mlp/infer", json=bad).status_code == 400
+    for rows in (4, 1):
+        client.infer("mlp", [_input("x", np.ones((rows, 16), np.float32), "FP32")])
+    after = _scrape(server)
+
+    def delta(name, labels=mlp):
+        return after.get((name, labels), 0) - before.get((name, labels), 0)
+
+    assert delta("tripy_inference_request_success_total") == 5
+    assert delta("tripy_inference_request_failure_total", tuple(sorted(mlp + (("reason", "REJECTED"),)))) == 1
+    assert delta("tripy_inference_count_total") == 11  # rows of the requests (not the batches' padding)
+    assert delta("tripy_inference_exec_count_total") == delta("tripy_inference_batch_size_count") >= 1
+    assert delta("tripy_inference_batch_size_sum") == 16 * delta("tripy_inference_batch_size_count")  # (padded)
+    assert delta("tripy_inference_request_duration_seconds_count") == 6
+    assert delta("tripy_inference_queue_duration_seconds_count") == 5
+    assert delta("tripy_inference_compute_duration_seconds_sum") > 0
+    assert after[("tripy_inference_pending_request_count", mlp)] == 0

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from tripy_serve.batching import BatchingModel, lookup
 from tripy_serve.completions import LanguageModel
+from tripy_serve.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics
 from tripy_serve import __version__
 from tripy_serve.protocol import EXTENSIONS, ServeError, decode_inputs, encode_outputs, metadata, requested_outputs
 
@@ -99,10 +100,29 @@ async def server_metadata(request: Request) -> Response:
     return JSONResponse({"name": "tripy", "version": __version__, "extensions": EXTENSIONS})
 
 
+RouteTable = List[Tuple[str, Callable[[Request], Awaitable[Response]], List[str]]]
+
+
 def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
-               max_body_bytes: int = 64 << 20, lifespan: Optional[Callable[[Any], Any]] = None) -> Starlette:
+               max_body_bytes: int = 64 << 20, lifespan: Optional[Callable[[Any], Any]] = None,
+               metrics: Optional[Metrics] = None) -> Starlette:
     """The application serving `models` (name -> model) and, if given, the language model `lm`; `lifespan`:
-    what runs beside it (Starlette's lifespan, e.g. the gRPC server)."""
+    what runs beside it (Starlette's lifespan, e.g. the gRPC server); `metrics`: served on ``/metrics``."""
+
+    async def prometheus(request: Request) -> Response:
+        if metrics is None:
+            raise ServeError(404, "This server keeps no metrics.")
+        return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+    routes: RouteTable = [("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]),
+                          ("/v2", server_metadata, ["GET"]), ("/metrics", prometheus, ["GET"])]
+    routes += model_routes(models, max_body_bytes) + completion_routes(lm, max_body_bytes)
+    return Starlette(lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods)
+                                                for path, handler, methods in routes])
+
+
+def model_routes(models: Dict[str, BatchingModel], max_body_bytes: int) -> RouteTable:
+    """The protocol's per-model routes: metadata, ready, statistics, infer."""
 
     def model(request: Request) -> BatchingModel:
         return lookup(models, request.path_params["name"])
@@ -121,16 +141,24 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
 
     async def infer(request: Request) -> Response:
         m = model(request)
-        body, binary = await read_infer_request(request, max_body_bytes)
-        arrays = decode_inputs(body, m.datatypes, binary)
-        requested = requested_outputs(body, list(m.exe.output_infos))
-        outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
+        with m.observed():
+            body, binary = await read_infer_request(request, max_body_bytes)
+            arrays = decode_inputs(body, m.datatypes, binary)
+            requested = requested_outputs(body, list(m.exe.output_infos))
+            outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
         tensors, binaries = encode_outputs(outputs, requested)
         response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1",
                                     "outputs": tensors}
         if isinstance(body.get("id"), str):
             response["id"] = body["id"]
         return infer_response(response, binaries)
+
+    return [("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
+            ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"])]
+
+
+def completion_routes(lm: Optional[LanguageModel], max_body_bytes: int) -> RouteTable:
+    """The OpenAI-style routes of the language model `lm` (if any)."""
 
     async def completions(request: Request) -> Response:
         if lm is None:
@@ -148,12 +176,7 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
         data = [{"id": lm.name, "object": "model", "owned_by": "tripy"}] if lm is not None else []
         return JSONResponse({"object": "list", "data": data})
 
-    return Starlette(lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in [
-        ("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]), ("/v2", server_metadata, ["GET"]),
-        ("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
-        ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"]),
-        ("/v1/completions", completions, ["POST"]), ("/v1/models", list_models, ["GET"]),
-    ]])
+    return [("/v1/completions", completions, ["POST"]), ("/v1/models", list_models, ["GET"])]
 
 
 def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

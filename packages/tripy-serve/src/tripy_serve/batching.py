@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, ContextManager, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 import tripy as tp
+from tripy_serve.metrics import ModelMetrics
 from tripy_serve.protocol import ServeError, client_message, input_datatypes
 
 
@@ -48,6 +51,7 @@ class _Request:
     rows: int
     key: Any  # requests with equal keys can share a batch
     future: "asyncio.Future[List[np.ndarray]]"
+    arrived: float  # (the event loop's clock)
 
 
 @dataclass
@@ -67,8 +71,10 @@ class BatchingModel:
     """A served executable: validates requests with the executable's own checks, then runs them batched
     (see the module docstring) or one at a time."""
 
-    def __init__(self, exe: tp.Executable, max_batch: int, max_wait: float, pad: bool = True) -> None:
+    def __init__(self, exe: tp.Executable, max_batch: int, max_wait: float, pad: bool = True,
+                 metrics: Optional[ModelMetrics] = None) -> None:
         self.exe = exe
+        self.metrics = metrics
         self.pad = pad
         self.names = list(exe.input_infos)
         self.datatypes = input_datatypes(exe)  # (the protocol's names)
@@ -82,6 +88,10 @@ class BatchingModel:
         self._waiting: List[_Request] = []
         self._arrived = asyncio.Event()
         self._worker: Optional["asyncio.Task[None]"] = None
+
+    def observed(self) -> ContextManager[None]:
+        """Around an infer request: its metrics (in flight, duration, success or failure), if there are any."""
+        return self.metrics.request() if self.metrics is not None else contextlib.nullcontext()
 
     def parameters(self) -> Dict[str, Any]:
         return {"max_batch_size": self.max_batch, "max_queue_delay_microseconds": int(self.max_wait * 1e6),
@@ -104,16 +114,28 @@ class BatchingModel:
         self.validate(arrays)
         self.stats.inference_count += 1
         if self.max_batch <= 1:
-            self._count(arrays[0].shape[0] if arrays and arrays[0].ndim else 1)
-            return await asyncio.to_thread(run, self.exe, arrays)
-        rows = {a.shape[0] for a in arrays}
-        key: Any = tuple((a.shape[1:], a.dtype.str) for a in arrays) if len(rows) == 1 else object()
-        future = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Request(arrays, rows.pop() if len(rows) == 1 else 0, key, future))
+            rows = arrays[0].shape[0] if arrays and arrays[0].ndim else 1
+            self._count(rows)
+            if self.metrics is not None:
+                self.metrics.queued(0.0)
+            return await self._timed(arrays, rows, rows)
+        all_rows = {a.shape[0] for a in arrays}
+        key: Any = tuple((a.shape[1:], a.dtype.str) for a in arrays) if len(all_rows) == 1 else object()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._waiting.append(_Request(arrays, all_rows.pop() if len(all_rows) == 1 else 0, key, future, loop.time()))
         self._arrived.set()
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._serve())
         return await future
+
+    async def _timed(self, arrays: List[np.ndarray], rows: int, requests_rows: int) -> List[np.ndarray]:
+        """One executable call (in a worker thread), its rows and time recorded in the metrics."""
+        start = time.perf_counter()
+        outs = await asyncio.to_thread(run, self.exe, arrays)
+        if self.metrics is not None:
+            self.metrics.executed(rows, requests_rows, time.perf_counter() - start)
+        return outs
 
     def _count(self, rows: int) -> None:
         self.stats.execution_count += 1
@@ -161,8 +183,14 @@ class BatchingModel:
     async def _run_batch(self, batch: List[_Request]) -> None:
         rows = sum(r.rows for r in batch)
         self._count(rows)
+        if self.metrics is not None:
+            now = asyncio.get_running_loop().time()
+            for r in batch:
+                self.metrics.queued(now - r.arrived)
         try:
-            outs = await asyncio.to_thread(run, self.exe, self._batch_arrays(batch, rows))
+            arrays = self._batch_arrays(batch, rows)
+            call_rows = arrays[0].shape[0] if arrays and arrays[0].ndim else 1
+            outs = await self._timed(arrays, call_rows, rows or call_rows)
         except Exception as e:  # every request of the batch gets the failure (the server logs it)
             for r in batch:
                 if not r.future.done():

@@ -23,6 +23,7 @@ from tripy_serve.app import create_app
 from tripy_serve.batching import BatchingModel
 from tripy_serve.completions import LanguageModel
 from tripy_serve.grpc_v2 import service as grpc_service
+from tripy_serve.metrics import Metrics
 
 T = TypeVar("T")
 log = logging.getLogger("tripy.serve")
@@ -64,15 +65,16 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         parser().error("--max-batch and --max-body-bytes must be positive, --max-wait-ms not negative")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     models: Dict[str, BatchingModel] = {}
+    metrics = Metrics()
     for path in args.models:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in models:
             sys.exit(f"tripy serve: two models are named '{name}' (a model is named after its file)")
         models[name] = BatchingModel(_loaded(tp.Executable.load, path), args.max_batch, args.max_wait_ms / 1e3,
-                                     args.pad_batch)
+                                     args.pad_batch, metrics.model(name))
     lm = _loaded(LanguageModel.load, args.lm, args.tokenizer) if args.lm else None
     lifespan = grpc_lifespan(models, args.host, args.grpc_port, args.max_body_bytes) if args.grpc_port else None
-    app = create_app(models, lm, args.max_body_bytes, lifespan)
+    app = create_app(models, lm, args.max_body_bytes, lifespan, metrics)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
 
 

@@ -58,9 +58,10 @@ class InferenceService:
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:
         m = lookup(self.models, request.model_name)
-        arrays = decode_inputs(request, m.datatypes)
-        requested = requested_outputs(request, list(m.exe.output_infos))
-        outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
+        with m.observed():
+            arrays = decode_inputs(request, m.datatypes)
+            requested = requested_outputs(request, list(m.exe.output_infos))
+            outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
         response = pb.ModelInferResponse(model_name=request.model_name, model_version="1", id=request.id)
         encode_outputs(response, outputs, requested)
         return response
