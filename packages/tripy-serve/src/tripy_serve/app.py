@@ -20,10 +20,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tripy_serve.batching import BatchingModel, lookup
+from tripy_serve.batching import BatchingModel
 from tripy_serve.completions import LanguageModel
 from tripy_serve.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics
 from tripy_serve import __version__
+from tripy_serve.repository import ModelStore, check_repository_parameters
 from tripy_serve.protocol import EXTENSIONS, ServeError, decode_inputs, encode_outputs, metadata, requested_outputs
 
 log = logging.getLogger("tripy.serve")
@@ -103,10 +104,10 @@ async def server_metadata(request: Request) -> Response:
 RouteTable = List[Tuple[str, Callable[[Request], Awaitable[Response]], List[str]]]
 
 
-def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = None,
+def create_app(store: ModelStore, lm: Optional[LanguageModel] = None,
                max_body_bytes: int = 64 << 20, lifespan: Optional[Callable[[Any], Any]] = None,
                metrics: Optional[Metrics] = None) -> Starlette:
-    """The application serving `models` (name -> model) and, if given, the language model `lm`; `lifespan`:
+    """The application serving the models of `store` and, if given, the language model `lm`; `lifespan`:
     what runs beside it (Starlette's lifespan, e.g. the gRPC server); `metrics`: served on ``/metrics``."""
 
     async def prometheus(request: Request) -> Response:
@@ -116,16 +117,17 @@ def create_app(models: Dict[str, BatchingModel], lm: Optional[LanguageModel] = N
 
     routes: RouteTable = [("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]),
                           ("/v2", server_metadata, ["GET"]), ("/metrics", prometheus, ["GET"])]
-    routes += model_routes(models, max_body_bytes) + completion_routes(lm, max_body_bytes)
+    routes += model_routes(store, max_body_bytes) + repository_routes(store, max_body_bytes)
+    routes += completion_routes(lm, max_body_bytes)
     return Starlette(lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods)
                                                 for path, handler, methods in routes])
 
 
-def model_routes(models: Dict[str, BatchingModel], max_body_bytes: int) -> RouteTable:
+def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
     """The protocol's per-model routes: metadata, ready, statistics, infer."""
 
     def model(request: Request) -> BatchingModel:
-        return lookup(models, request.path_params["name"])
+        return store.get(request.path_params["name"])
 
     async def model_metadata(request: Request) -> Response:
         m = model(request)
@@ -155,6 +157,37 @@ def model_routes(models: Dict[str, BatchingModel], max_body_bytes: int) -> Route
 
     return [("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
             ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"])]
+
+
+def repository_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
+    """The model repository extension: index, load, unload."""
+
+    async def options(request: Request) -> Dict[str, Any]:
+        body = parse_json(await read_body(request, max_body_bytes) or b"{}")
+        if not isinstance(body, dict):
+            raise ServeError(400, "The request body must be a JSON object.")
+        parameters = body.get("parameters", {})
+        if not isinstance(parameters, dict):
+            raise ServeError(400, "'parameters' must be a JSON object.")
+        check_repository_parameters(parameters)
+        return body
+
+    async def index(request: Request) -> Response:
+        ready = (await options(request)).get("ready", False)
+        return JSONResponse([e.to_json() for e in store.index(ready_only=ready is True)])
+
+    async def load(request: Request) -> Response:
+        await options(request)
+        await store.load(request.path_params["name"])
+        return JSONResponse({})
+
+    async def unload(request: Request) -> Response:
+        await options(request)
+        await store.unload(request.path_params["name"])
+        return JSONResponse({})
+
+    return [("/v2/repository/index", index, ["POST"]), ("/v2/repository/models/{name}/load", load, ["POST"]),
+            ("/v2/repository/models/{name}/unload", unload, ["POST"])]
 
 
 def completion_routes(lm: Optional[LanguageModel], max_body_bytes: int) -> RouteTable:

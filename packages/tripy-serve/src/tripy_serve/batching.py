@@ -88,6 +88,9 @@ class BatchingModel:
         self._waiting: List[_Request] = []
         self._arrived = asyncio.Event()
         self._worker: Optional["asyncio.Task[None]"] = None
+        self._in_flight = 0
+        self._idle = asyncio.Event()  # (set while no request is in flight)
+        self._idle.set()
 
     def observed(self) -> ContextManager[None]:
         """Around an infer request: its metrics (in flight, duration, success or failure), if there are any."""
@@ -111,6 +114,17 @@ class BatchingModel:
             raise ServeError(400, client_message(e)) from None
 
     async def infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
+        """The outputs for one request's inputs (in the executable's order); a ServeError (400) if they do not fit."""
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await self._infer(arrays)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()
+
+    async def _infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
         self.validate(arrays)
         self.stats.inference_count += 1
         if self.max_batch <= 1:
@@ -202,13 +216,13 @@ class BatchingModel:
             if not r.future.done():  # (a client that went away cancelled its future)
                 r.future.set_result([p[i] for p in parts])
 
+    async def drain(self) -> None:
+        """Wait for the requests in flight to be answered, then stop the batching loop (the model is no longer
+        served: new requests cannot reach it)."""
+        await self._idle.wait()
+        await self.close()
+
     async def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
 
-
-def lookup(models: Dict[str, BatchingModel], name: str) -> BatchingModel:
-    """The model named `name`; a 404 naming the models there are if there is none."""
-    if name not in models:
-        raise ServeError(404, f"Unknown model '{name}'. This server has: {', '.join(sorted(models)) or 'none'}.")
-    return models[name]

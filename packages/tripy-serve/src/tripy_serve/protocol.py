@@ -36,7 +36,7 @@ _NAMES = {v: k for k, v in DATATYPES.items()}
 
 
 # The protocol's extensions this server implements (server metadata).
-EXTENSIONS = ["binary_tensor_data", "statistics"]
+EXTENSIONS = ["binary_tensor_data", "statistics", "model_repository"]
 
 
 class ServeError(Exception):

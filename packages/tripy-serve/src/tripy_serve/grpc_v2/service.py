@@ -11,15 +11,15 @@ logged and ends ``INTERNAL``.
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable, Dict, List, Tuple
+from typing import Any, Awaitable, Callable, List, Tuple
 
 import grpc
 
 from tripy_serve import __version__
-from tripy_serve.batching import BatchingModel, lookup
 from tripy_serve.grpc_v2 import kserve_v2_pb2 as pb
 from tripy_serve.grpc_v2.tensors import decode_inputs, encode_outputs, requested_outputs
 from tripy_serve.protocol import EXTENSIONS, ServeError, metadata
+from tripy_serve.repository import ModelStore, check_repository_parameters
 
 log = logging.getLogger("tripy.serve")
 
@@ -29,10 +29,10 @@ STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 404: grpc.StatusCode.NOT_FOUND,
 
 
 class InferenceService:
-    """The service's methods, each ``(request, context) -> response``, over `models` (name -> model)."""
+    """The service's methods, each ``(request, context) -> response``, over the models of `store`."""
 
-    def __init__(self, models: Dict[str, BatchingModel]) -> None:
-        self.models = models
+    def __init__(self, store: ModelStore) -> None:
+        self.store = store
 
     async def ServerLive(self, request: Any, context: Any) -> Any:
         return pb.ServerLiveResponse(live=True)
@@ -41,14 +41,14 @@ class InferenceService:
         return pb.ServerReadyResponse(ready=True)
 
     async def ModelReady(self, request: Any, context: Any) -> Any:
-        lookup(self.models, request.name)
+        self.store.get(request.name)
         return pb.ModelReadyResponse(ready=True)
 
     async def ServerMetadata(self, request: Any, context: Any) -> Any:
         return pb.ServerMetadataResponse(name="tripy", version=__version__, extensions=EXTENSIONS)
 
     async def ModelMetadata(self, request: Any, context: Any) -> Any:
-        m = lookup(self.models, request.name)
+        m = self.store.get(request.name)
         meta = metadata(request.name, m.exe, m.parameters())
         tensors = {kind: [pb.ModelMetadataResponse.TensorMetadata(name=t["name"], datatype=t["datatype"],
                                                                   shape=t["shape"]) for t in meta[kind]]
@@ -57,7 +57,7 @@ class InferenceService:
                                         **tensors)
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:
-        m = lookup(self.models, request.model_name)
+        m = self.store.get(request.model_name)
         with m.observed():
             arrays = decode_inputs(request, m.datatypes)
             requested = requested_outputs(request, list(m.exe.output_infos))
@@ -67,15 +67,34 @@ class InferenceService:
         return response
 
     async def ModelStatistics(self, request: Any, context: Any) -> Any:
-        names = [request.name] if request.name else sorted(self.models)
+        names = [request.name] if request.name else sorted(self.store.models)
         stats = []
         for name in names:
-            s = lookup(self.models, name).stats
+            s = self.store.get(name).stats
             batches = [pb.InferBatchStatistics(batch_size=n, compute_infer=pb.StatisticDuration(count=c))
                        for n, c in sorted(s.batch_sizes.items())]
             stats.append(pb.ModelStatistics(name=name, version="1", inference_count=s.inference_count,
                                             execution_count=s.execution_count, batch_stats=batches))
         return pb.ModelStatisticsResponse(model_stats=stats)
+
+
+    async def RepositoryIndex(self, request: Any, context: Any) -> Any:
+        return pb.RepositoryIndexResponse(models=[
+            pb.RepositoryIndexResponse.ModelIndex(**e.to_json()) for e in self.store.index(request.ready)])
+
+    async def RepositoryModelLoad(self, request: Any, context: Any) -> Any:
+        _no_parameters(request)
+        await self.store.load(request.model_name)
+        return pb.RepositoryModelLoadResponse()
+
+    async def RepositoryModelUnload(self, request: Any, context: Any) -> Any:
+        _no_parameters(request)
+        await self.store.unload(request.model_name)
+        return pb.RepositoryModelUnloadResponse()
+
+
+def _no_parameters(request: Any) -> None:
+    check_repository_parameters(request.parameters)
 
 
 # Each method: (name, request message, response message).
@@ -87,6 +106,9 @@ METHODS: List[Tuple[str, Any, Any]] = [
     ("ModelMetadata", pb.ModelMetadataRequest, pb.ModelMetadataResponse),
     ("ModelInfer", pb.ModelInferRequest, pb.ModelInferResponse),
     ("ModelStatistics", pb.ModelStatisticsRequest, pb.ModelStatisticsResponse),
+    ("RepositoryIndex", pb.RepositoryIndexRequest, pb.RepositoryIndexResponse),
+    ("RepositoryModelLoad", pb.RepositoryModelLoadRequest, pb.RepositoryModelLoadResponse),
+    ("RepositoryModelUnload", pb.RepositoryModelUnloadRequest, pb.RepositoryModelUnloadResponse),
 ]
 
 
