@@ -432,3 +432,15 @@ def test_the_openai_client(server, expected_tokens, artifacts):
     assert "".join(chunk.choices[0].text for chunk in streamed) == artifacts[3].decode(expected_tokens([5, 17, 99], 4))
     with pytest.raises(openai.BadRequestError, match="decodes greedily"):
         client.completions.create(model="tiny-gpt2", prompt=[1], temperature=0.7)
+
+
+def test_a_client_that_leaves_mid_stream_does_not_hurt(server, expected_tokens):
+    log_before = server.log_text().count("internal error")
+    with server.client() as c:
+        with c.stream("POST", "/v1/completions", json={"prompt": [1, 2], "max_tokens": 20, "stream": True}) as r:
+            first = next(line for line in r.iter_lines() if line.startswith("data: "))
+            assert json.loads(first[len("data: "):])["choices"][0]["token_ids"] == expected_tokens([1, 2], 1)
+        # (the connection is closed here, 19 tokens early)
+        again = c.post("/v1/completions", json={"prompt": [1, 2], "max_tokens": 3}).json()
+    assert again["choices"][0]["token_ids"] == expected_tokens([1, 2], 3)
+    assert server.log_text().count("internal error") == log_before

@@ -16,7 +16,7 @@ import uuid
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -39,11 +39,14 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise ServeError(413, f"The request body ({declared} bytes) is larger than this server's limit of {limit} "
                               "bytes (--max-body-bytes).")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise ServeError(413, f"The request body is larger than this server's limit of {limit} bytes "
-                                  "(--max-body-bytes).")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise ServeError(413, f"The request body is larger than this server's limit of {limit} bytes "
+                                      "(--max-body-bytes).")
+    except ClientDisconnect:  # (a body cut short: nobody reads the answer, but it is the client's fault, not ours)
+        raise ServeError(400, f"The client went away after {len(body)} bytes of the request body.") from None
     return bytes(body)
 
 
