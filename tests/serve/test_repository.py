@@ -150,3 +150,31 @@ def test_explicit_mode_loads_only_on_request(server, tmp_path):
             assert r.json()["outputs"][0]["data"] == [3.0, 6.0, 9.0]
             assert c.post("/v2/repository/index", json={"ready": True}).json() == [
                 {"name": "triple", "version": "1", "state": "READY"}]
+
+
+def test_reloading_a_replaced_file_under_traffic_drops_no_request(clients, server):
+    http, _ = clients
+    stop, answers = threading.Event(), []
+    body = {"inputs": [{"name": "x", "shape": [4, 3], "datatype": "FP32", "data": [1.0] * 12}]}
+
+    def traffic():
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            while not stop.is_set():
+                r = c.post("/v2/models/triple/infer", json=body)
+                answers.append((r.status_code, r.json()["outputs"][0]["data"][0] if r.status_code == 200 else r.text))
+
+    workers = [threading.Thread(target=traffic) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for factor in (7, 3, 7):
+        _scaled(factor).save(str(server.repo / "triple.tpexe"))
+        http.load_model("triple")
+    stop.set()
+    for w in workers:
+        w.join(60)
+    assert answers and all(status == 200 for status, _ in answers), [a for a in answers if a[0] != 200][:3]
+    assert {value for _, value in answers} <= {3.0, 7.0}
+    x, y = _infer(http, httpclient, "triple")
+    assert np.array_equal(y, x * 7)
+    _scaled(3).save(str(server.repo / "triple.tpexe"))
+    http.load_model("triple")

@@ -191,3 +191,10 @@ def test_metrics_count_both_protocols_in_prometheus_format(client, server):
     assert delta("tripy_inference_queue_duration_seconds_count") == 5
     assert delta("tripy_inference_compute_duration_seconds_sum") > 0
     assert after[("tripy_inference_pending_request_count", mlp)] == 0
+
+
+def test_version_one_is_the_model_and_others_are_not_found(client):
+    inp = _input("x", np.ones((1, 16), np.float32), "FP32")
+    assert client.infer("mlp", [inp], model_version="1").as_numpy("output_0").shape == (1, 8)
+    error = _raises(lambda: client.infer("mlp", [inp], model_version="2"), "has no version '2'")
+    assert error.status() == "StatusCode.NOT_FOUND"

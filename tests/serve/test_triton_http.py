@@ -190,3 +190,12 @@ def test_malformed_binary_requests_are_400(server, case):
     body = (header if headers["Inference-Header-Content-Length"] == str(len(header)) else b"{}") + binary
     r = httpx.post(f"{server.url}/v2/models/mlp/infer", content=body, headers=headers)
     assert r.status_code == 400 and message in r.json()["error"], r.text
+
+
+def test_version_one_is_the_model_and_others_are_404(client):
+    inp = httpclient.InferInput("x", [1, 16], "FP32")
+    inp.set_data_from_numpy(np.ones((1, 16), np.float32))
+    assert client.infer("mlp", [inp], model_version="1").as_numpy("output_0").shape == (1, 8)
+    assert client.is_model_ready("mlp", "1") and client.get_model_metadata("mlp", "1")["name"] == "mlp"
+    with pytest.raises(InferenceServerException, match="has no version '2'"):
+        client.infer("mlp", [inp], model_version="2")

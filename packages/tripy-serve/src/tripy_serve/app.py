@@ -130,7 +130,7 @@ def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
     """The protocol's per-model routes: metadata, ready, statistics, infer."""
 
     def model(request: Request) -> BatchingModel:
-        return store.get(request.path_params["name"])
+        return store.get(request.path_params["name"], request.path_params.get("version"))
 
     async def model_metadata(request: Request) -> Response:
         m = model(request)
@@ -158,8 +158,11 @@ def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
             response["id"] = body["id"]
         return infer_response(response, binaries)
 
-    return [("/v2/models/{name}", model_metadata, ["GET"]), ("/v2/models/{name}/ready", model_ready, ["GET"]),
-            ("/v2/models/{name}/stats", model_stats, ["GET"]), ("/v2/models/{name}/infer", infer, ["POST"])]
+    # (each also under /versions/{version}, as clients address a version; every model has one, "1")
+    prefixes = ("/v2/models/{name}", "/v2/models/{name}/versions/{version}")
+    return [(prefix + suffix, handler, methods) for prefix in prefixes
+            for suffix, handler, methods in [("", model_metadata, ["GET"]), ("/ready", model_ready, ["GET"]),
+                                             ("/stats", model_stats, ["GET"]), ("/infer", infer, ["POST"])]]
 
 
 def repository_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:

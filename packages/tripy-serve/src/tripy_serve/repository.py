@@ -66,8 +66,11 @@ class ModelStore:
         self.failures: Dict[str, str] = {}  # why a model's last load failed
         self._lock = asyncio.Lock()
 
-    def get(self, name: str) -> BatchingModel:
-        """The model named `name`; a 404 naming the models there are if it is not loaded."""
+    def get(self, name: str, version: Optional[str] = None) -> BatchingModel:
+        """The model named `name` (every model has one version, "1": an empty `version` means it too); a 404
+        naming the models there are if it is not loaded."""
+        if version not in (None, "", "1"):
+            raise ServeError(404, f"Model '{name}' has no version {version!r}: every model here has one version, '1'.")
         if name not in self.models:
             served = ", ".join(sorted(self.models)) or "none"
             raise ServeError(404, f"Unknown model '{name}'. This server has: {served}." +

@@ -41,14 +41,14 @@ class InferenceService:
         return pb.ServerReadyResponse(ready=True)
 
     async def ModelReady(self, request: Any, context: Any) -> Any:
-        self.store.get(request.name)
+        self.store.get(request.name, request.version)
         return pb.ModelReadyResponse(ready=True)
 
     async def ServerMetadata(self, request: Any, context: Any) -> Any:
         return pb.ServerMetadataResponse(name="tripy", version=__version__, extensions=EXTENSIONS)
 
     async def ModelMetadata(self, request: Any, context: Any) -> Any:
-        m = self.store.get(request.name)
+        m = self.store.get(request.name, request.version)
         meta = metadata(request.name, m.exe, m.parameters())
         tensors = {kind: [pb.ModelMetadataResponse.TensorMetadata(name=t["name"], datatype=t["datatype"],
                                                                   shape=t["shape"]) for t in meta[kind]]
@@ -57,7 +57,7 @@ class InferenceService:
                                         **tensors)
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:
-        m = self.store.get(request.model_name)
+        m = self.store.get(request.model_name, request.model_version)
         with m.observed():
             arrays = decode_inputs(request, m.datatypes)
             requested = requested_outputs(request, list(m.exe.output_infos))
@@ -68,6 +68,8 @@ class InferenceService:
 
     async def ModelStatistics(self, request: Any, context: Any) -> Any:
         names = [request.name] if request.name else sorted(self.store.models)
+        if request.name:
+            self.store.get(request.name, request.version)
         stats = []
         for name in names:
             s = self.store.get(name).stats
