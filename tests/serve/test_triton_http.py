@@ -12,8 +12,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import tripy as tp
-
 httpclient = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
 

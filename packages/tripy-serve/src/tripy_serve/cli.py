@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Any, AsyncIterator, Callable, Dict, Optional, Sequence, TypeVar
+from typing import Any, AsyncIterator, Callable, Optional, Sequence, TypeVar
 
 import uvicorn
 
