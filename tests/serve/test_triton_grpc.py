@@ -198,3 +198,20 @@ def test_version_one_is_the_model_and_others_are_not_found(client):
     assert client.infer("mlp", [inp], model_version="1").as_numpy("output_0").shape == (1, 8)
     error = _raises(lambda: client.infer("mlp", [inp], model_version="2"), "has no version '2'")
     assert error.status() == "StatusCode.NOT_FOUND"
+
+
+def test_malformed_messages_are_refused_not_internal_errors(client, server):
+    channel = grpc.insecure_channel(server.grpc_url)
+    infer = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")  # (bytes in, bytes out)
+    rng = np.random.default_rng(3)
+    codes = set()
+    for n in range(300):
+        data = rng.bytes(int(rng.integers(1, 200)))
+        try:
+            infer(data, timeout=30)
+            codes.add("OK")
+        except grpc.RpcError as e:
+            codes.add(e.code().name)
+    channel.close()
+    assert codes <= {"INVALID_ARGUMENT", "NOT_FOUND"}, codes
+    assert client.infer("mlp", [_input("x", np.ones((1, 16), np.float32), "FP32")]).as_numpy("output_0").shape == (1, 8)

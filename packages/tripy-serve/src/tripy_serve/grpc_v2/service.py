@@ -14,6 +14,7 @@ import logging
 from typing import Any, Awaitable, Callable, List, Tuple
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from tripy_serve import __version__
 from tripy_serve.grpc_v2 import kserve_v2_pb2 as pb
@@ -114,11 +115,18 @@ METHODS: List[Tuple[str, Any, Any]] = [
 ]
 
 
-def guarded(method: Callable[[Any, Any], Awaitable[Any]], name: str) -> Callable[[Any, Any], Awaitable[Any]]:
-    """`method`, ending a refused request with its status and message, and any other failure (logged) INTERNAL."""
+def guarded(method: Callable[[Any, Any], Awaitable[Any]], name: str, message: Any) -> Callable[[bytes, Any],
+                                                                                          Awaitable[Any]]:
+    """`method`, taking the request's bytes (parsed here as `message`: one that does not parse is refused, not an
+    internal error), ending a refused request with its status and message, and any other failure (logged)
+    INTERNAL."""
 
-    async def handle(request: Any, context: Any) -> Any:
+    async def handle(data: bytes, context: Any) -> Any:
         try:
+            try:
+                request = message.FromString(data)
+            except DecodeError as e:
+                raise ServeError(400, f"The request is not a valid {message.__name__} message: {e}.") from None
             return await method(request, context)
         except ServeError as e:
             await context.abort(STATUS.get(e.status, grpc.StatusCode.INTERNAL), str(e))
@@ -133,8 +141,7 @@ def guarded(method: Callable[[Any, Any], Awaitable[Any]], name: str) -> Callable
 def handler(service: Any) -> grpc.GenericRpcHandler:
     """The generic handler serving `service`'s methods under the protocol's service name."""
     return grpc.method_handlers_generic_handler(SERVICE, {
-        name: grpc.unary_unary_rpc_method_handler(guarded(getattr(service, name), name),
-                                                  request_deserializer=request.FromString,
+        name: grpc.unary_unary_rpc_method_handler(guarded(getattr(service, name), name, request),
                                                   response_serializer=response.SerializeToString)
         for name, request, response in METHODS})
 
