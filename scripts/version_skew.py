@@ -39,7 +39,10 @@ TESTS = {"tripy-trace": ["tests/trace"], "tripy-backend": ["tests/backend"], "tr
 # The frontend's tests import `tripy`: the meta package (a re-export) comes from HEAD with it.
 WITH_HEAD = {"tripy-frontend": ["tripy-importers", "tripy-inference"]}
 # Third-party packages the test environment gets at the versions this environment has (not from tags).
-THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest", "starlette", "uvicorn", "httpx", "tokenizers"]
+# (tripy-serve's: its own dependencies and its tests' httpx and tokenizers; not tritonclient, whose ml-dtypes pin
+# conflicts with the one here: its conformance tests skip in that environment.)
+THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest", "starlette", "uvicorn", "grpcio", "protobuf",
+               "prometheus_client", "httpx", "tokenizers"]
 
 
 def run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
