@@ -34,11 +34,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tests each layer runs against released lower layers (its own unit tests; the meta package: a slice
 # of the end-to-end tests, and every code block of the docs).
 TESTS = {"tripy-trace": ["tests/trace"], "tripy-backend": ["tests/backend"], "tripy-frontend": ["tests/frontend"],
-         "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"]}
+         "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"],
+         "tripy-serve": ["tests/serve"]}
 # The frontend's tests import `tripy`: the meta package (a re-export) comes from HEAD with it.
 WITH_HEAD = {"tripy-frontend": ["tripy-importers", "tripy-inference"]}
 # Third-party packages the test environment gets at the versions this environment has (not from tags).
-THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest"]
+# (tripy-serve's: its own dependencies and its tests' httpx and tokenizers; not tritonclient, whose ml-dtypes pin
+# conflicts with the one here: its conformance tests skip in that environment.)
+THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest", "starlette", "uvicorn", "grpcio", "protobuf",
+               "prometheus_client", "httpx", "tokenizers"]
 
 
 def run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:

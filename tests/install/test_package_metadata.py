@@ -13,11 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = {"tripy-flatir": "tripy_flatir", "tripy-trace": "tripy_trace", "tripy-backend": "tripy_backend",
-           "tripy-frontend": "tripy_frontend", "tripy-importers": "tripy_importers", "tripy-inference": "tripy"}
+           "tripy-frontend": "tripy_frontend", "tripy-importers": "tripy_importers", "tripy-inference": "tripy",
+           "tripy-serve": "tripy_serve"}
 PROJECTS = {tomllib.loads(p.read_text())["project"]["name"]: p.parent for p in ROOT.glob("packages/*/pyproject.toml")}
 
 
-def test_the_six_distributions():
+def test_the_seven_distributions():
     assert sorted(PROJECTS) == sorted(MODULES)
 
 
@@ -42,7 +43,8 @@ def test_readme_example_runs(name, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     expected = {"tripy-flatir": "stablehlo.tanh", "tripy-trace": "stablehlo.tanh", "tripy-backend": "XLA:CPU",
-                "tripy-frontend": "[3., 3.]", "tripy-importers": "0.weight", "tripy-inference": "[8., 8.]"}[name]
+                "tripy-frontend": "[3., 3.]", "tripy-importers": "0.weight", "tripy-inference": "[8., 8.]",
+                "tripy-serve": "'datatype': 'FP32'"}[name]
     assert expected in result.stdout
 
 

@@ -1,7 +1,7 @@
 """Releasing, end to end, against a real package index (pypiserver) on 127.0.0.1.
 
 In a throw-away git repository made from this work tree (nothing is committed or tagged here):
-scripts/release.py publishes all six distributions; plain pip installs ``tripy-inference`` from that
+scripts/release.py publishes all seven distributions; plain pip installs ``tripy-inference`` from that
 index alone into a fresh virtual environment and runs the quickstart; then a patch of ``tripy-flatir`` is
 released alone, ``pip install -U tripy-flatir`` picks it up without touching anything else, and the
 FlatIR, Trace and foundation-op end-to-end tests pass against that mix. scripts/version_skew.py then runs
@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference"]
+PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference",
+            "tripy-serve"]
 THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest"]
 
 pytestmark = [pytest.mark.slow,
@@ -82,7 +83,7 @@ def index(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory, index):
-    """The snapshot repository with all six packages released (as-is) to the index."""
+    """The snapshot repository with all seven packages released (as-is) to the index."""
     repo = _snapshot(tmp_path_factory.mktemp("repo"))
     for package in PACKAGES:
         _release(repo, index, package, "as-is")
@@ -116,7 +117,9 @@ def test_install_from_index_then_release_one_layer_alone(released, index, tmp_pa
     python = _venv(tmp_path / "venv")
     _pip(python, index, "install", "-q", "tripy-inference")
     before = _installed(python)
-    assert {p: before.get(p) for p in PACKAGES} == {p: "0.1.0" for p in PACKAGES} and "tripy" not in before
+    default = [p for p in PACKAGES if p != "tripy-serve"]  # (serving comes with the `serve` extra only)
+    assert {p: before.get(p) for p in default} == {p: "0.1.0" for p in default} and "tripy" not in before
+    assert "tripy-serve" not in before
     out = _run([python, released / "examples" / "quickstart.py"], tmp_path)
     assert "stablehlo.tanh" in out and "y = [[" in out
 

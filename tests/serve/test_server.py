@@ -326,7 +326,7 @@ def test_bad_completion_requests(server, case):
 # ---- failures and shutdown -------------------------------------------------------------------------------
 FAILING = """
 import sys
-import tripy_frontend.serve.batching as batching
+import tripy_serve.batching as batching
 real, calls = batching.to_numpy, []
 def fails_once(t):
     calls.append(1)
@@ -334,7 +334,7 @@ def fails_once(t):
         raise RuntimeError("injected failure")
     return real(t)
 batching.to_numpy = fails_once
-from tripy_frontend.serve.cli import main
+from tripy_serve.cli import main
 main(sys.argv[1:])
 """
 
@@ -400,3 +400,47 @@ def test_console_script_options_and_errors(tmp_path):
     missing_lm = run("serve", "--lm", "missing.json")
     assert missing_lm.returncode != 0 and missing_lm.stderr.strip().splitlines() == [
         "tripy serve: cannot read 'missing.json': No such file or directory."]
+
+
+def test_without_tripy_serve_the_console_script_says_what_to_install(tmp_path):
+    import subprocess
+
+    hide = "import sys; sys.modules['tripy_serve'] = None; from tripy.serve import command; command()"
+    r = subprocess.run([sys.executable, "-c", hide, "serve", "model.tpexe"], capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("tripy serve needs the 'serve' extra: pip install 'tripy-inference[serve]'")
+
+
+def test_python_m_tripy_serve_runs_the_same_command(tmp_path):
+    import subprocess
+
+    for module in ("tripy_serve", "tripy.serve"):
+        r = subprocess.run([sys.executable, "-m", module, "missing.tpexe"], capture_output=True, text=True)
+        assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+            "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+
+
+def test_the_openai_client(server, expected_tokens, artifacts):
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused")
+    assert [m.id for m in client.models.list()] == ["tiny-gpt2"]
+    done = client.completions.create(model="tiny-gpt2", prompt=[5, 17, 99], max_tokens=6)
+    assert done.choices[0].model_extra["token_ids"] == expected_tokens([5, 17, 99], 6)
+    assert done.choices[0].finish_reason == "length" and done.usage.completion_tokens == 6
+    streamed = list(client.completions.create(model="tiny-gpt2", prompt="w5 w17 w99", max_tokens=4, stream=True))
+    assert [t for chunk in streamed for t in chunk.choices[0].model_extra["token_ids"]] == expected_tokens([5, 17, 99], 4)
+    assert "".join(chunk.choices[0].text for chunk in streamed) == artifacts[3].decode(expected_tokens([5, 17, 99], 4))
+    with pytest.raises(openai.BadRequestError, match="decodes greedily"):
+        client.completions.create(model="tiny-gpt2", prompt=[1], temperature=0.7)
+
+
+def test_a_client_that_leaves_mid_stream_does_not_hurt(server, expected_tokens):
+    log_before = server.log_text().count("internal error")
+    with server.client() as c:
+        with c.stream("POST", "/v1/completions", json={"prompt": [1, 2], "max_tokens": 20, "stream": True}) as r:
+            first = next(line for line in r.iter_lines() if line.startswith("data: "))
+            assert json.loads(first[len("data: "):])["choices"][0]["token_ids"] == expected_tokens([1, 2], 1)
+        # (the connection is closed here, 19 tokens early)
+        again = c.post("/v1/completions", json={"prompt": [1, 2], "max_tokens": 3}).json()
+    assert again["choices"][0]["token_ids"] == expected_tokens([1, 2], 3)
+    assert server.log_text().count("internal error") == log_before

@@ -25,6 +25,7 @@ from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo as D
 from tripy_frontend.compiler.executable import Executable as Executable
 from tripy_frontend.compiler.input_info import Bounds as Bounds, InputInfo as InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension as NamedDimension
+from tripy_frontend.compiler.output_info import OutputInfo as OutputInfo
 from tripy_frontend.compiler.stream import Stream as Stream, default_stream as default_stream
 from tripy_frontend.device import device as device
 from tripy_frontend.tensor import DimensionSize as DimensionSize

@@ -35,6 +35,7 @@ from tripy_frontend.compiler.dimension_input_info import DimensionInputInfo
 from tripy_frontend.compiler.fast_call import Runs, make_fast_call
 from tripy_frontend.compiler.input_info import InputInfo, report_argument
 from tripy_frontend.compiler.nested_inputs import Nesting
+from tripy_frontend.compiler.output_info import OutputInfo
 from tripy_frontend.compiler.backend_program import build_program
 from tripy_frontend.compiler.stream import Stream, default_stream
 from tripy_frontend.export import public_api
@@ -302,6 +303,48 @@ class Executable(Generic[R]):
     def input_infos(self) -> Dict[str, InputInfo]:
         """The runtime inputs, in order: name -> :class:`InputInfo`."""
         return dict(zip(self._names, self._infos))
+
+    @property
+    def output_infos(self) -> Dict[str, OutputInfo]:
+        """The outputs, in the order the compiled function returns them: name -> :class:`OutputInfo`. Outputs
+        are named ``output_0``, ``output_1``, ... (the names a server gives them)."""
+        return {f"output_{i}": OutputInfo(dt, shape) for i, (dt, shape) in enumerate(self._outputs)}
+
+    def check_inputs(self, *args: Any, **kwargs: Any) -> None:
+        """Check arguments as a call does, without running the program: raises the
+        :class:`tripy.TripyException` that calling the executable with them would raise (an argument of the
+        wrong type, data type or rank, a dim outside its range, named dims that disagree, a missing or unknown
+        input), and returns None if they fit.
+
+        Args:
+            args: The runtime inputs, positionally (:class:`tripy.Tensor` s; ints for a
+                :class:`DimensionInputInfo`).
+            kwargs: The runtime inputs by name.
+
+        .. code-block:: python
+
+            exe = tp.compile(lambda x: x + 1, args=[tp.InputInfo(((1, 2, 4),), tp.float32)])
+            exe.check_inputs(tp.ones((3,)))
+            try:
+                exe.check_inputs(tp.ones((5,)))
+            except tp.TripyException as e:
+                assert "dim 0 is 5, which is outside the allowed range [1, 4]" in str(e)
+            else:
+                assert False, "expected a TripyException"
+        """
+        if self._nesting is not None:
+            args, kwargs = tuple(self._nesting.leaves(args, kwargs)), {}
+        args = tuple(self._bind(args, kwargs)) if kwargs or len(args) != self._num_inputs else args
+        shapes: List[Tuple[int, ...]] = []
+        for i, a in enumerate(args):
+            dimension = self._dimension_inputs.get(i)
+            if dimension is not None:
+                shapes.append(dimension.carrier(self._names[i], a).shape)
+                continue
+            self._check_argument(i, a)
+            shapes.append(tuple(a.trace_tensor.shape))
+        if self._named:
+            self._check_named_dims(shapes)
 
     @property
     def stablehlo(self) -> str:

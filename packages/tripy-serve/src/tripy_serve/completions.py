@@ -24,9 +24,8 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 
-from tripy_frontend.compiler.executable import Executable
-from tripy_frontend.serve.protocol import ServeError
-from tripy_frontend.tensor import Tensor
+import tripy as tp
+from tripy_serve.protocol import ServeError
 
 # Request fields with the only values greedy decoding of one sequence can honour.
 _FIXED = {"n": 1, "best_of": 1, "echo": False, "logprobs": None, "suffix": None}
@@ -35,8 +34,8 @@ _FIXED = {"n": 1, "best_of": 1, "echo": False, "logprobs": None, "suffix": None}
 @dataclass
 class LanguageModel:
     name: str
-    prefill: Executable
-    decode: Executable
+    prefill: tp.Executable
+    decode: tp.Executable
     prompt_len: int  # P: the prefill program's (static) prompt length
     cache_len: int
     vocab_size: int
@@ -50,8 +49,8 @@ class LanguageModel:
         if not isinstance(manifest, dict) or manifest.get("format") != "tripy.lm":
             raise ValueError(f"'{manifest_path}' is not a tripy language-model manifest (format 'tripy.lm')")
         where = os.path.dirname(os.path.abspath(manifest_path))
-        prefill = Executable.load(os.path.join(where, manifest["prefill"]))
-        decode = Executable.load(os.path.join(where, manifest["decode"]))
+        prefill = tp.Executable.load(os.path.join(where, manifest["prefill"]))
+        decode = tp.Executable.load(os.path.join(where, manifest["decode"]))
         ids_info = list(prefill.input_infos.values())[0]
         if ids_info.rank != 2 or not ids_info.shape_bounds.is_static() or ids_info.shape_bounds.min[0] != 1:
             raise ValueError(f"the prefill program's ids must have a static shape [1, P], not {ids_info}")
@@ -103,13 +102,13 @@ class LanguageModel:
         """The new tokens, one by one (greedy), stopping after `max_tokens` or the end-of-text token."""
         ids = np.zeros((1, self.prompt_len), np.int32)
         ids[0, :len(prompt)] = prompt
-        token, *cache = self.prefill(Tensor(ids), Tensor(np.array([len(prompt)], np.int32)))
+        token, *cache = self.prefill(tp.Tensor(ids), tp.Tensor(np.array([len(prompt)], np.int32)))
         for pos in range(len(prompt), len(prompt) + max_tokens):
             value = int(np.from_dlpack(token)[0, 0])
             yield value
             if value == self.eos_token_id or pos == len(prompt) + max_tokens - 1:
                 return
-            token, *cache = self.decode(token, Tensor(np.array([pos], np.int32)), *cache)
+            token, *cache = self.decode(token, tp.Tensor(np.array([pos], np.int32)), *cache)
 
     def text(self, tokens: List[int]) -> str:
         return self.tokenizer.decode(tokens) if self.tokenizer is not None else ""

@@ -21,25 +21,27 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, ContextManager, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tripy_flatir.exceptions import TripyException
-from tripy_frontend.compiler.executable import Executable
-from tripy_frontend.serve.protocol import ServeError, client_message, input_datatypes, output_signature
-from tripy_frontend.tensor import Tensor
+import tripy as tp
+from tripy_serve.metrics import ModelMetrics
+from tripy_serve.protocol import ServeError, client_message, input_datatypes
 
 
-def to_numpy(out: Tensor) -> np.ndarray:
-    """An output tensor's data, copied out of the executable's buffer."""
-    return np.array(np.from_dlpack(out))
+def to_numpy(out: tp.Tensor) -> np.ndarray:
+    """An output tensor's data, copied out of the executable's buffer (NumPy's array protocol: DLPack has no
+    bfloat16)."""
+    return np.array(out)
 
 
-def run(exe: Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
+def run(exe: tp.Executable, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
     """One call of the executable, outputs as arrays."""
-    outs = exe(*[Tensor(a) for a in arrays])
+    outs = exe(*[tp.Tensor(a) for a in arrays])
     return [to_numpy(o) for o in (outs if isinstance(outs, tuple) else (outs,))]
 
 
@@ -49,6 +51,7 @@ class _Request:
     rows: int
     key: Any  # requests with equal keys can share a batch
     future: "asyncio.Future[List[np.ndarray]]"
+    arrived: float  # (the event loop's clock)
 
 
 @dataclass
@@ -68,14 +71,16 @@ class BatchingModel:
     """A served executable: validates requests with the executable's own checks, then runs them batched
     (see the module docstring) or one at a time."""
 
-    def __init__(self, exe: Executable, max_batch: int, max_wait: float, pad: bool = True) -> None:
+    def __init__(self, exe: tp.Executable, max_batch: int, max_wait: float, pad: bool = True,
+                 metrics: Optional[ModelMetrics] = None) -> None:
         self.exe = exe
+        self.metrics = metrics
         self.pad = pad
         self.names = list(exe.input_infos)
         self.datatypes = input_datatypes(exe)  # (the protocol's names)
         infos = list(exe.input_infos.values())
         dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
-        outputs_dim0 = all(len(shape) >= 1 and shape[0] == -1 for _, shape in output_signature(exe))
+        outputs_dim0 = all(len(o.shape) >= 1 and o.shape[0] == -1 for o in exe.output_infos.values())
         self.max_batch = min([max_batch] + [i.shape_bounds.max[0] for i in infos]) \
             if infos and dim0_dynamic and outputs_dim0 else 1
         self.max_wait = max_wait
@@ -83,6 +88,13 @@ class BatchingModel:
         self._waiting: List[_Request] = []
         self._arrived = asyncio.Event()
         self._worker: Optional["asyncio.Task[None]"] = None
+        self._in_flight = 0
+        self._idle = asyncio.Event()  # (set while no request is in flight)
+        self._idle.set()
+
+    def observed(self) -> ContextManager[None]:
+        """Around an infer request: its metrics (in flight, duration, success or failure), if there are any."""
+        return self.metrics.request() if self.metrics is not None else contextlib.nullcontext()
 
     def parameters(self) -> Dict[str, Any]:
         return {"max_batch_size": self.max_batch, "max_queue_delay_microseconds": int(self.max_wait * 1e6),
@@ -91,36 +103,53 @@ class BatchingModel:
     def validate(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise ServeError (400) with tripy's message if `arrays` do not fit the executable's inputs."""
         infos = self.exe.input_infos.values()
-        if not self.exe._named and all(  # the common case, checked without making tensors
+        if not any(info.dimension_names for info in infos) and all(  # the common case, checked without tensors
                 a.dtype == info.dtype.numpy_dtype and a.ndim == info.rank and
                 all(lo <= n <= hi for n, lo, hi in zip(a.shape, info.shape_bounds.min, info.shape_bounds.max))
                 for a, info in zip(arrays, infos)):
             return
-        for i, a in enumerate(arrays):  # the executable's own checks, for its message
-            try:
-                self.exe._check_argument(i, Tensor(a))
-            except TripyException as e:
-                raise ServeError(400, client_message(e)) from None
-        try:
-            if self.exe._named:
-                self.exe._check_named_dims([a.shape for a in arrays])
-        except TripyException as e:
+        try:  # the executable's own checks, for its message
+            self.exe.check_inputs(*[tp.Tensor(a) for a in arrays])
+        except tp.TripyException as e:
             raise ServeError(400, client_message(e)) from None
 
     async def infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
+        """The outputs for one request's inputs (in the executable's order); a ServeError (400) if they do not fit."""
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await self._infer(arrays)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()
+
+    async def _infer(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
         self.validate(arrays)
         self.stats.inference_count += 1
         if self.max_batch <= 1:
-            self._count(arrays[0].shape[0] if arrays and arrays[0].ndim else 1)
-            return await asyncio.to_thread(run, self.exe, arrays)
-        rows = {a.shape[0] for a in arrays}
-        key: Any = tuple((a.shape[1:], a.dtype.str) for a in arrays) if len(rows) == 1 else object()
-        future = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Request(arrays, rows.pop() if len(rows) == 1 else 0, key, future))
+            rows = arrays[0].shape[0] if arrays and arrays[0].ndim else 1
+            self._count(rows)
+            if self.metrics is not None:
+                self.metrics.queued(0.0)
+            return await self._timed(arrays, rows, rows)
+        all_rows = {a.shape[0] for a in arrays}
+        key: Any = tuple((a.shape[1:], a.dtype.str) for a in arrays) if len(all_rows) == 1 else object()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._waiting.append(_Request(arrays, all_rows.pop() if len(all_rows) == 1 else 0, key, future, loop.time()))
         self._arrived.set()
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._serve())
         return await future
+
+    async def _timed(self, arrays: List[np.ndarray], rows: int, requests_rows: int) -> List[np.ndarray]:
+        """One executable call (in a worker thread), its rows and time recorded in the metrics."""
+        start = time.perf_counter()
+        outs = await asyncio.to_thread(run, self.exe, arrays)
+        if self.metrics is not None:
+            self.metrics.executed(rows, requests_rows, time.perf_counter() - start)
+        return outs
 
     def _count(self, rows: int) -> None:
         self.stats.execution_count += 1
@@ -168,8 +197,14 @@ class BatchingModel:
     async def _run_batch(self, batch: List[_Request]) -> None:
         rows = sum(r.rows for r in batch)
         self._count(rows)
+        if self.metrics is not None:
+            now = asyncio.get_running_loop().time()
+            for r in batch:
+                self.metrics.queued(now - r.arrived)
         try:
-            outs = await asyncio.to_thread(run, self.exe, self._batch_arrays(batch, rows))
+            arrays = self._batch_arrays(batch, rows)
+            call_rows = arrays[0].shape[0] if arrays and arrays[0].ndim else 1
+            outs = await self._timed(arrays, call_rows, rows or call_rows)
         except Exception as e:  # every request of the batch gets the failure (the server logs it)
             for r in batch:
                 if not r.future.done():
@@ -181,6 +216,13 @@ class BatchingModel:
             if not r.future.done():  # (a client that went away cancelled its future)
                 r.future.set_result([p[i] for p in parts])
 
+    async def drain(self) -> None:
+        """Wait for the requests in flight to be answered, then stop the batching loop (the model is no longer
+        served: new requests cannot reach it)."""
+        await self._idle.wait()
+        await self.close()
+
     async def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
+
