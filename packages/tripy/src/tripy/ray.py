@@ -168,7 +168,8 @@ def deployment(executable: ExecutableSource, *, max_batch_size: Optional[int] = 
         out = handle.remote({"x": np.ones((3, 64), np.float32)}).result()["output"]
     """
     size = batch_size(_executable(executable)) if max_batch_size is None else max_batch_size
-    return _Deployment.options(**options).bind(executable, size, batch_wait_timeout_s)
+    # (serve.deployment made the class a Deployment; mypy keeps the class type for class decorators)
+    return _Deployment.options(**options).bind(executable, size, batch_wait_timeout_s)  # type: ignore[attr-defined]
 
 
 @serve.deployment
@@ -194,4 +195,5 @@ def oip_deployment(models: Mapping[str, ExecutableSource], *, max_batch: int = 1
 
         serve.run(oip_deployment({"mlp": "mlp.tpexe"}, num_replicas=2), route_prefix="/")
     """
-    return _OpenInferenceProtocol.options(**options).bind(dict(models), max_batch, max_wait_ms / 1e3)
+    return _OpenInferenceProtocol.options(**options).bind(  # type: ignore[attr-defined]
+        dict(models), max_batch, max_wait_ms / 1e3)
