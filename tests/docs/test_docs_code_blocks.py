@@ -10,6 +10,7 @@ tensors made so far in the process).
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import sys
 from pathlib import Path
@@ -20,6 +21,8 @@ import tripy as tp
 from tripy_frontend.public_names import DOCUMENT_UNDER
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+# (the Ray examples' workers: see tests/ray/conftest.py)
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 
 
 def _load(name: str):
@@ -74,6 +77,8 @@ def test_page_code_blocks(page, tmp_path, monkeypatch):
             where = f"{page.relative_to(DOCS)}:{block.line}"
             if "torch" in block.options.get("class", "") and importlib.util.find_spec("torch") is None:
                 continue  # shown for PyTorch users; runs where PyTorch is installed (see docs/guides/modules.rst)
+            if "ray" in block.options.get("class", "").split() and importlib.util.find_spec("ray") is None:
+                continue  # needs Ray (scripts/ray-deps; docs/guides/scaling_out.rst)
             if "file" in block.options.get("class", ""):
                 continue  # a source file shown whole (docs/guides/architecture.rst's new op): tests/test_add_an_op.py
             if "triton" in block.options.get("class", "") and importlib.util.find_spec("triton_python_backend_utils") is None:

@@ -284,6 +284,11 @@ class Tensor:
 
     __str__ = __repr__
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickling (``pickle``, ``multiprocessing``, Ray) through host memory: the value (evaluated now), its dtype
+        and device; unpickling copies it onto that device, as ``tp.Tensor(array, dtype, device)`` does."""
+        return (Tensor, (np.require(self._numpy(), requirements="C"), self.dtype, self.device))
+
     @property
     def is_evaluated(self) -> bool:
         return isinstance(self.trace_tensor.producer, Storage)
@@ -418,6 +423,9 @@ class DimensionSize(_SizeBase):
 
     def __index__(self) -> int:
         return int(self)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (DimensionSize, (int(self),))  # (its value: a static size again, once unpickled)
 
     def _numpy(self) -> np.ndarray:
         # A static size converts (float(), NumPy, ...) without evaluating its tensor: evaluation would turn

@@ -26,13 +26,14 @@ signature against the header) before anything is built, so a bad file never half
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -76,6 +77,31 @@ def _sha256(data: bytes) -> str:
 
 def write(path: str, contents: Contents, producer: str) -> None:
     """Write atomically: the file at `path` is either the old one or the complete new one."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
+    fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # (mkstemp's file is 0600: the file gets the mode open() would give)
+        with os.fdopen(fd, "wb") as f:
+            _write_archive(f, contents, producer)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def to_bytes(contents: Contents, producer: str) -> bytes:
+    """The archive ``write`` would write, in memory (a pickled executable: see ``Executable.__reduce__``)."""
+    buffer = io.BytesIO()
+    _write_archive(buffer, contents, producer)
+    return buffer.getvalue()
+
+
+def _write_archive(f: BinaryIO, contents: Contents, producer: str) -> None:
+    """Write the archive (header and members) to the open file `f`."""
     members: Dict[str, bytes] = {PROGRAM: contents.program}
     constants_meta = []
     for i, array in enumerate(contents.constants):
@@ -104,23 +130,10 @@ def write(path: str, contents: Contents, producer: str) -> None:
     }
     if contents.compiled is not None:
         header["compiled"] = _compiled_header(contents.compiled, members)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)  # as nvtripy's Executable.save does
-    fd, tmp = tempfile.mkstemp(prefix=".tripy-", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # (mkstemp's file is 0600: the file gets the mode open() would give)
-        with os.fdopen(fd, "wb") as f:
-            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
-                z.writestr(HEADER, json.dumps(header, indent=1))
-                for name, data in members.items():
-                    z.writestr(name, data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr(HEADER, json.dumps(header, indent=1))
+        for name, data in members.items():
+            z.writestr(name, data)
 
 
 def _umask() -> int:
@@ -143,13 +156,24 @@ def read(path: str) -> Contents:
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
             raise FormatError("the file is empty")
-        try:
-            archive = zipfile.ZipFile(f)  # (members are read from the file as needed, each once)
-        except zipfile.BadZipFile:
-            raise FormatError("it is not a tripy executable (not a valid archive: the file is truncated, corrupted, "
-                              "or of another kind)") from None
-        with archive:
-            return _contents(archive)
+        return _read_archive(f)
+
+
+def from_bytes(data: bytes) -> Contents:
+    """Validate an archive held in memory (``to_bytes``'s). Raises FormatError on any problem."""
+    if not data:
+        raise FormatError("it is empty")
+    return _read_archive(io.BytesIO(data))
+
+
+def _read_archive(f: BinaryIO) -> Contents:
+    try:
+        archive = zipfile.ZipFile(f)  # (members are read from the file as needed, each once)
+    except zipfile.BadZipFile:
+        raise FormatError("it is not a tripy executable (not a valid archive: it is truncated, corrupted, "
+                          "or of another kind)") from None
+    with archive:
+        return _contents(archive)
 
 
 def _contents(archive: zipfile.ZipFile) -> Contents:

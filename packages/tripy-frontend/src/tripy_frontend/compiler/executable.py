@@ -70,6 +70,12 @@ class Executable(Generic[R]):
     dims cannot express (e.g. one that sorts along a dynamic dim) compiles each new input-shape
     signature at its first call instead (``tp.logger.verbosity = "compile"`` says which and why).
 
+    An executable pickles (``pickle``, ``multiprocessing``, Ray) as the file :meth:`save` writes, held in
+    memory, so another process gets it without compiling. Unpickling it *is* loading it, under the same trust
+    rule as :meth:`load`: its compiled code is run unless ``TRIPY_TRUST_COMPILED_CODE=0``, in which case it
+    compiles from the StableHLO. (Unpickling runs code anyway: unpickle only data you trust.) What a saved file
+    does not keep, a pickle does not either: the structures the inputs were nested in, and :attr:`stream`.
+
     .. code-block:: python
 
         def scale(x, y):
@@ -399,25 +405,29 @@ class Executable(Generic[R]):
         """
 
         path = saved_file.file_path(path, "tripy.Executable.save", _stack.capture())
+        contents = self._contents("tripy.Executable.save")
+        try:
+            artifact.write(path, contents, producer=_producer())
+        except OSError as e:
+            raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
+
+    def _contents(self, what: str) -> artifact.Contents:
+        """What a saved (or pickled) executable holds; `what` names the caller in errors and the log."""
         try:
             program, version = portable.serialize(self._module_bytes)
         except Exception as e:
-            raise_error(f"tripy.Executable.save: could not serialize the program: {e}", _stack.capture())
+            raise_error(f"{what}: could not serialize the program: {e}", _stack.capture())
         try:
             compiled = self._program.saved_code()
         except Exception as e:  # a runtime that cannot serialize its programs: load compiles them
-            logger.log(f"[compile] tripy.Executable.save: the compiled code is not saved ({e})", "compile")
+            logger.log(f"[compile] {what}: the compiled code is not saved ({e})", "compile")
             compiled = None
-        contents = artifact.Contents(
+        return artifact.Contents(
             names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
             returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],  # (sharded ones gathered)
             optimization_level=self._program.optimization_level, compiled=compiled,
             constant_layouts=self._layouts[self._num_inputs:] if self._layouts is not None else [])
-        try:
-            artifact.write(path, contents, producer=f"tripy-frontend {tripy_frontend.__version__}")
-        except OSError as e:
-            raise_error(f"tripy.Executable.save: could not write '{path}': {e.strerror or e}.", _stack.capture())
 
     @staticmethod
     def load(path: str, *, trust_compiled_code: Optional[bool] = None) -> "Executable[Any]":
@@ -449,12 +459,34 @@ class Executable(Generic[R]):
 
         where = _stack.capture()
         path = saved_file.file_path(path, "tripy.Executable.load", where)
-        loaded = saved_file.load(path, where)
-        c = loaded.contents
         trusted = disk_cache.trusted() if trust_compiled_code is None else bool(trust_compiled_code)
+        return Executable._open(saved_file.load(path, where), trusted, f"'{path}'")
+
+    @staticmethod
+    def _open(loaded: saved_file.Loaded, trusted: bool, source: str) -> "Executable[Any]":
+        """The executable of a validated saved file; its compiled code is run only if `trusted`. `source` names
+        where it came from in the compile log."""
+        c = loaded.contents
         if c.compiled is not None and not trusted:
-            logger.log(f"[compile] tripy.Executable.load: ignoring the compiled code in '{path}' (not trusted): "
+            logger.log(f"[compile] tripy.Executable.load: ignoring the compiled code in {source} (not trusted): "
                        "compiling its StableHLO", "compile")
         return Executable._create(loaded.module_bytes, c.names, c.infos, loaded.constants, c.outputs, c.returns_tuple,
-                                  loaded.device, c.optimization_level, f"executable loaded from '{path}'",
+                                  loaded.device, c.optimization_level, f"executable loaded from {source}",
                                   c.compiled if trusted else None, loaded.layouts)
+
+    # ---- pickling (pickle, multiprocessing, Ray) -----------------------------------------------------------
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """An executable pickles as the file :meth:`save` writes, held in memory: unpickling loads it as
+        :meth:`load` does, running its compiled code only where ``TRIPY_TRUST_COMPILED_CODE`` allows."""
+        contents = self._contents("pickling a tripy.Executable")
+        return (_from_pickle, (artifact.to_bytes(contents, producer=_producer()),))
+
+
+def _producer() -> str:
+    """Who wrote a saved executable (its header's "producer")."""
+    return f"tripy-frontend {tripy_frontend.__version__}"
+
+
+def _from_pickle(data: bytes) -> Executable[Any]:
+    """Unpickle an executable (see ``Executable.__reduce__``): loading it, under the trust rule of ``load``."""
+    return Executable._open(saved_file.load_bytes(data, _stack.capture()), disk_cache.trusted(), "a pickle")

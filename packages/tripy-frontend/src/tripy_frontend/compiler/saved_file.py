@@ -1,5 +1,6 @@
-"""Opening a saved executable for ``Executable.load``: reading and validating the file (``artifact.py``, the
-format), the device and the program, each failure as a report naming the file and why."""
+"""Opening a saved executable for ``Executable.load`` (or a pickled one's bytes, for unpickling): reading and
+validating the file (``artifact.py``, the format), the device and the program, each failure as a report naming
+the file and why."""
 
 from __future__ import annotations
 
@@ -43,6 +44,24 @@ def load(path: str, where: Any) -> Loaded:
         raise_error(f"{headline}: {e.strerror or e}.", where)
     except ValueError as e:  # FormatError and malformed values
         raise_error(f"{headline}: {e}.", where)
+    return _open(contents, headline, where)
+
+
+def load_bytes(data: Any, where: Any) -> Loaded:
+    """Validate a saved executable held in memory (a pickled one's bytes); a report saying why if it cannot be
+    loaded."""
+    headline = "tripy.Executable: cannot unpickle the executable"
+    if not isinstance(data, bytes):
+        raise_error(f"{headline}: its data must be bytes, but got {type(data).__name__}.", where)
+    try:
+        contents = artifact.from_bytes(data)
+    except ValueError as e:  # FormatError and malformed values
+        raise_error(f"{headline}: {e}.", where)
+    return _open(contents, headline, where)
+
+
+def _open(contents: artifact.Contents, headline: str, where: Any) -> Loaded:
+    """The program and device of validated `contents`, checked, with the baked-in data on that device."""
     try:
         device = Device(contents.device)
         check_device(device)
