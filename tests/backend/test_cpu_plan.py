@@ -16,7 +16,7 @@ def thunk(program: bytes) -> bool:
 
 def compile_cpu(program: bytes):
     prepared, options = pipeline.for_xla(_xla.refine_shapes(program), "cpu", 3)
-    return disk_cache.compile(prepared, options, "cpu", 0)
+    return disk_cache.compile(prepared, options, "cpu", 0)[0]
 
 
 def module(body: str, args: str, result: str) -> bytes:

@@ -56,7 +56,7 @@ def test_a_compiled_program_is_located_through_its_stablehlo():
 #tanh = loc("t2 = TanhOp"("/home/me/model.py":4:9 to :20))
 '''
     assert set(source_lines(module)) == {"t1 = DotOp", "t2 = TanhOp"}
-    executable = disk_cache.compile(*pipeline.for_xla(_xla.refine_shapes(module), "cpu", 3), "cpu", 0)
+    executable, _ = disk_cache.compile(*pipeline.for_xla(_xla.refine_shapes(module), "cpu", 3), "cpu", 0)
     program = HloProgram.of(executable, module)
     located = {op.name: op.where.line for op in program.ops.values() if op.where is not None}
     product = [name for name, op in program.ops.items() if "t1 = DotOp" in op.computes and op.opcode != "parameter"]

@@ -166,3 +166,37 @@ def test_pickling_does_not_compile_anything_new_for_a_tensor():
     again = pickle.loads(pickle.dumps(t))
     assert tripy_backend.compilation_count() == before
     assert np.array_equal(np.from_dlpack(again), np.ones((3, 3), np.float32))
+
+
+_COMPILE_AND_SAVE = """
+import sys
+import numpy as np
+import tripy as tp
+exe = tp.compile(lambda x: tp.tanh(x) * 2.0, args=[tp.InputInfo((4,), tp.float32)])
+exe.save(sys.argv[1])
+"""
+
+_LOAD_AND_CALL = """
+import sys
+import numpy as np
+import tripy as tp
+import tripy_backend
+exe = tp.Executable.load(sys.argv[1])
+x = np.linspace(-2, 2, 4).astype(np.float32)
+np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), np.tanh(x) * 2, rtol=1e-5)
+print(tripy_backend.compilation_count())
+"""
+
+
+def test_an_executable_compiled_through_a_disk_cache_hit_saves_code_that_loads(tmp_path):
+    # The second process's program is a cache hit: a deserialized program, whose own serialization XLA:CPU makes
+    # without its runtime helpers' code. The saved file must hold the entry's bytes, which load in a third process.
+    env = {**os.environ, "TRIPY_CACHE_DIR": str(tmp_path / "cache")}
+    for name in ("first.tpexe", "hit.tpexe"):
+        subprocess.run([sys.executable, "-c", _COMPILE_AND_SAVE, str(tmp_path / name)], env=env, check=True,
+                       capture_output=True, timeout=300)
+    env.pop("TRIPY_CACHE_DIR")
+    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, str(tmp_path / "hit.tpexe")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-1] == "0"  # (loaded, not compiled again)

@@ -51,6 +51,6 @@ def test_same_numbers_isolated():
     rng = np.random.default_rng(1)
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((1, 768), (2048, 768), (1, 2048)))
     prepared, options = pipeline.for_xla(PRODUCT.encode(), "cpu", 3)  # (auto: the thunk runtime, isolated)
-    exe = disk_cache.compile(prepared, options, "cpu", 0)
+    exe, _ = disk_cache.compile(prepared, options, "cpu", 0)
     out = _xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in (x, w, b)])
     np.testing.assert_allclose(np.asarray(out[0]), x @ w.T + b, rtol=1e-4, atol=1e-4)

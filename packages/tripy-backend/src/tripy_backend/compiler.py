@@ -6,13 +6,13 @@ line, and a compiler error reported against the user's code through the ops' loc
 from __future__ import annotations
 
 import time
-from typing import Any, Union
+from typing import Any, Dict, Tuple, Union
 
 from tripy_flatir import locations
 from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException
 from tripy_flatir.logging import logger
-from tripy_backend import disk_cache, pipeline, size_errors
+from tripy_backend import _xla, disk_cache, pipeline, size_errors
 from tripy_backend.devices import compiler_name, platform
 
 
@@ -26,6 +26,11 @@ class Compiler:
         self.name = name
         self.num_devices = num_devices
         self.source = source
+        # Each program loaded from bytes (a saved executable, a disk cache entry), with those bytes, by id: `code_of`
+        # hands them back, because XLA:CPU serializes a deserialized program without its runtime helpers' code (a
+        # tanh's, say), and those bytes fail to load ("Function wrapped_tanh not found"). An entry holds its
+        # program, so the id is not reused while it lives.
+        self._loaded: Dict[int, Tuple[Any, bytes]] = {}
 
     def compile(self, module_bytes: bytes, why: str) -> Any:
         """The compiled program (jaxlib's executable) for the static module `module_bytes`; `why` says in the log
@@ -37,16 +42,32 @@ class Compiler:
             progress.step_started(f"compiling ({why})")
             try:
                 prepared, options = pipeline.for_xla(module_bytes, plat, self.optimization_level, self.name)
-                exe = disk_cache.compile(prepared, options, plat, self.device.index,  # (plain if the cache is off)
-                                         optimization_level=self.optimization_level, num_devices=self.num_devices)
+                exe, loaded = disk_cache.compile(prepared, options, plat, self.device.index,  # (plain if it is off)
+                                                 optimization_level=self.optimization_level,
+                                                 num_devices=self.num_devices)
             except Exception as e:  # compiler errors: mapped to user code through the ops' locations
                 raise size_error(self.source, f"{compiler_name(self.device)} failed to compile the program",
                                  str(e)) from None
             progress.step_done()
+        if loaded is not None:
+            self._loaded[id(exe)] = (exe, loaded)
         logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
         logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
                            f"{time.perf_counter() - start:.3f} s", "compile")
         return exe
+
+    def load(self, data: bytes) -> Any:
+        """The compiled program saved as `data` (``code_of``'s bytes, on the same compiler and host)."""
+        exe = _xla.deserialize_executable(data, platform(self.device), self.device.index, self.num_devices)
+        self._loaded[id(exe)] = (exe, data)
+        return exe
+
+    def code_of(self, exe: Any) -> bytes:
+        """The compiled program `exe` as bytes that ``load`` takes: the bytes it was loaded from, if it was."""
+        loaded = self._loaded.get(id(exe))
+        if loaded is not None and loaded[0] is exe:
+            return loaded[1]
+        return _xla.serialize_executable(exe, platform(self.device))  # type: ignore[no-any-return]
 
 
 def size_error(module_bytes: bytes, headline: str, error: Union[str, Exception]) -> TripyException:

@@ -232,13 +232,14 @@ def clear() -> None:
 
 
 def compile(module_bytes: bytes, options: List[Tuple[str, Any]], platform: str, index: int,
-            optimization_level: int = 3, num_devices: int = 1) -> Any:
+            optimization_level: int = 3, num_devices: int = 1) -> Tuple[Any, Optional[bytes]]:
     """Compile a module the pipeline prepared (``pipeline.for_xla``: the module and its XLA `options`), through
-    the persistent cache when it is on (see the module docstring). `num_devices` > 1: an SPMD program over that
-    many devices (see ``_xla.compile``)."""
+    the persistent cache when it is on (see the module docstring): (the compiled program, the entry's bytes if it
+    was loaded from one, else None). `num_devices` > 1: an SPMD program over that many devices (see
+    ``_xla.compile``)."""
     root = directory()
     if not root or not trusted():
-        return _xla.compile(module_bytes, platform, index, options, num_devices)
+        return _xla.compile(module_bytes, platform, index, options, num_devices), None
     cache = DiskCache(root)
     key = program_key(module_bytes, f"{cpu_plan.fingerprint(platform, index, optimization_level)};{options}")
     payload = cache.load(key)
@@ -247,7 +248,7 @@ def compile(module_bytes: bytes, options: List[Tuple[str, Any]], platform: str, 
             exe = _xla.deserialize_executable(payload, platform, index, num_devices)
             stats.hits += 1
             logger.log(f"disk cache hit: {key[:16]}", "cache")
-            return exe
+            return exe, payload
         except Exception as e:  # an intact file that this runtime cannot load: rebuild it
             stats.bad_entries += 1
             logger.log(f"disk cache: cannot load entry {key[:16]} ({type(e).__name__}: {e}); recompiling", "cache")
@@ -257,7 +258,7 @@ def compile(module_bytes: bytes, options: List[Tuple[str, Any]], platform: str, 
         data = _xla.serialize_executable(exe, platform)
     except Exception as e:  # some programs/runtimes cannot be serialized: just do not cache them
         logger.log(f"disk cache: cannot serialize the program ({type(e).__name__}: {e})", "cache")
-        return exe
+        return exe, None
     if cache.store(key, data):
         logger.log(f"disk cache: stored {key[:16]} ({len(data)} bytes)", "cache")
-    return exe
+    return exe, None

@@ -48,7 +48,7 @@ _LOCK = threading.Lock()
 
 @dataclass
 class SavedCode:
-    """The compiled programs of a ``Program`` as bytes (``_xla.serialize_executable``), for the compiler
+    """The compiled programs of a ``Program`` as bytes (``Compiler.code_of``), for the compiler
     and host of `fingerprint`: the static program, or the bounded programs of the declared range (each
     bucket's bounds, output dims and code; None: the program has none) and the input-shape
     specializations compiled as they came (each with its input shapes)."""
@@ -82,10 +82,6 @@ class Program:
         # collector instead of going at once)
         self._runtime_error = functools.partial(size_error, module_bytes, "The program failed at run time")
         self._saved = self._usable(saved)  # saved code that this compiler and host can load (or None)
-        # What _load loaded, by id, with the bytes it came from: saved_code hands those back (XLA:CPU serializes
-        # a deserialized program without its runtime helpers' code; see RangeProgram._loaded_code). The entry
-        # holds the executable, so its id is not reused while the entry lives.
-        self._loaded_code: Dict[int, Tuple[Any, bytes]] = {}
         if not self.is_dynamic:
             code = self._saved.static if self._saved is not None else None
             exe = self._load(code) if code is not None else None
@@ -204,18 +200,12 @@ class Program:
     def saved_code(self) -> SavedCode:
         """Every compiled program of this one, as bytes (see ``SavedCode``)."""
         if self._static is not None:
-            return SavedCode(self.fingerprint(), static=self._code_of(self._static.executable))
+            return SavedCode(self.fingerprint(), static=self.compiler.code_of(self._static.executable))
         buckets = self.ranges.serialize() if self.ranges is not None else None
         with _LOCK:
             launchers = list(self._launchers.items())
-        specializations = [([list(s) for s in shapes], self._code_of(launch.executable)) for shapes, launch in launchers]
+        specializations = [([list(s) for s in shapes], self.compiler.code_of(launch.executable)) for shapes, launch in launchers]
         return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
-
-    def _code_of(self, exe: Any) -> bytes:
-        """`exe` as bytes: the bytes it was loaded from, if it was (see ``_loaded_code``), else serialized."""
-        loaded = self._loaded_code.get(id(exe))
-        return loaded[1] if loaded is not None and loaded[0] is exe else \
-            _xla.serialize_executable(exe, platform(self.device))
 
     def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
         """`saved` if this compiler and host can load it; otherwise None, and a warning says so."""
@@ -228,12 +218,10 @@ class Program:
     def _load(self, data: bytes) -> Any:
         """A compiled program from saved bytes; None (after a warning, once) if they do not load."""
         try:
-            exe = _xla.deserialize_executable(data, platform(self.device), self.device.index, self.num_devices)
+            return self.compiler.load(data)
         except Exception as e:
             self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
             return None
-        self._loaded_code[id(exe)] = (exe, data)
-        return exe
 
     def _fall_back(self, reason: str) -> None:
         """Say once, as a warning and on the ``compile`` topic, that the saved code is not used (`reason`)."""

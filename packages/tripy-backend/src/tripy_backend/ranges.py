@@ -49,10 +49,6 @@ class RangeProgram:
         self._plan(cheap=False)
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
-        # The programs `deserialize` loaded, with the bytes they came from, which `serialize` hands back: XLA:CPU
-        # serializes a deserialized program without its runtime helpers' code (a tanh's, say), so the bytes it
-        # gives fail to load ("Function wrapped_tanh not found") where the original ones load.
-        self._loaded_code: Dict[Tuple[int, ...], Tuple[Any, bytes]] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._bucket_launchers: Dict[Tuple[int, ...], Any] = {}  # each bounded bucket's, shared by its shapes
 
@@ -239,10 +235,8 @@ class RangeProgram:
         same plan and compiles that program (see ``Program.compile_range``)."""
         saved = []
         for bucket, (exe, out_dims) in self.programs.items():
-            loaded = self._loaded_code.get(bucket)
             try:
-                data = loaded[1] if loaded is not None and loaded[0] is exe else \
-                    _xla.serialize_executable(exe, platform(self.device))
+                data = self.compiler.code_of(exe)
             except Exception as e:
                 data = b""
                 logger.log(f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
@@ -268,9 +262,7 @@ class RangeProgram:
         self.loaded = True
         for bucket, out_dims, data in saved:
             if data:  # (no code: compiled by Program.compile_range)
-                exe = _xla.deserialize_executable(data, platform(self.device), self.device.index)
-                self.programs[tuple(bucket)] = (exe, [list(d) for d in out_dims])
-                self._loaded_code[tuple(bucket)] = (exe, data)
+                self.programs[tuple(bucket)] = (self.compiler.load(data), [list(d) for d in out_dims])
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and their bucket has a program."""
