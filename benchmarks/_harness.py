@@ -65,8 +65,9 @@ def skipped(workload: str, reason: str, target: str = "") -> Row:
     return Row(workload, None, {}, target, skipped=reason)
 
 
-def interleaved(impls: Dict[str, Callable[[], Any]], number: int, rounds: int, warmup: int = 2,
-                settle: float = 0.0) -> Dict[str, float]:
+def interleaved(
+    impls: Dict[str, Callable[[], Any]], number: int, rounds: int, warmup: int = 2, settle: float = 0.0
+) -> Dict[str, float]:
     """Median seconds per call of each implementation, measured in interleaved batches of `number` calls.
 
     `settle` > 0 (for multi-threaded workloads): before each batch, one untimed call and a pause of
@@ -79,7 +80,7 @@ def interleaved(impls: Dict[str, Callable[[], Any]], number: int, rounds: int, w
     samples: Dict[str, List[float]] = {name: [] for name in impls}
     names = list(impls)
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             fn = impls[name]
             if settle:

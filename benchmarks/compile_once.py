@@ -38,8 +38,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 ONLY: List[str] = []  # --only: the workloads whose names contain one of these
 
 
-def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, opt: int, hi: int,
-            sizes: Sequence[int], make_input: Callable[[int], np.ndarray], repeats: int) -> None:
+def compare(
+    name: str,
+    func: Any,
+    info: Callable[[Any], tp.InputInfo],
+    lo: int,
+    opt: int,
+    hi: int,
+    sizes: Sequence[int],
+    make_input: Callable[[int], np.ndarray],
+    repeats: int,
+) -> None:
     if ONLY and not any(word in name for word in ONLY):
         return
     start = time.perf_counter()
@@ -48,8 +57,10 @@ def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, 
     start = time.perf_counter()
     tp.compile(func, args=[info(opt)])
     static_compile = time.perf_counter() - start
-    print(f"\n{name}: tp.compile for sizes {lo}..{hi}: {range_compile:.2f} s; one static compile (size {opt}): "
-          f"{static_compile:.2f} s ({range_compile / static_compile:.1f}x)")
+    print(
+        f"\n{name}: tp.compile for sizes {lo}..{hi}: {range_compile:.2f} s; one static compile (size {opt}): "
+        f"{static_compile:.2f} s ({range_compile / static_compile:.1f}x)"
+    )
     ratios: List[Tuple[float, int, float, float]] = []
     first_calls: List[Tuple[float, int]] = []  # (first call / later calls, size) of the range executable
     compiled_in_calls = 0
@@ -70,13 +81,17 @@ def compare(name: str, func: Any, info: Callable[[Any], tp.InputInfo], lo: int, 
     worst = max(ratios)
     for r, n, rt, et in ratios if len(ratios) <= 16 else []:
         print(f"  size {n:5d}: range {rt * 1e6:10.1f} us, exact {et * 1e6:10.1f} us, {r:.2f}x")
-    print(f"  per call, range / exact shape over {len(ratios)} sizes: geomean {geomean:.2f}x (target <= 1.5x), "
-          f"worst {worst[0]:.2f}x at size {worst[1]} ({worst[2] * 1e6:.0f} us vs {worst[3] * 1e6:.0f} us)")
+    print(
+        f"  per call, range / exact shape over {len(ratios)} sizes: geomean {geomean:.2f}x (target <= 1.5x), "
+        f"worst {worst[0]:.2f}x at size {worst[1]} ({worst[2] * 1e6:.0f} us vs {worst[3] * 1e6:.0f} us)"
+    )
     slowest_first = max(first_calls)
     typical_first = statistics.median(r for r, _ in first_calls)
-    print(f"  compilations during the range executable's calls: {compiled_in_calls}; its first call at a size "
-          f"took {typical_first:.1f}x its later calls (median over sizes), at most {slowest_first[0]:.1f}x "
-          f"(size {slowest_first[1]})")
+    print(
+        f"  compilations during the range executable's calls: {compiled_in_calls}; its first call at a size "
+        f"took {typical_first:.1f}x its later calls (median over sizes), at most {slowest_first[0]:.1f}x "
+        f"(size {slowest_first[1]})"
+    )
 
 
 class MLP(tp.Module):
@@ -126,25 +141,62 @@ def vision(rng: np.random.Generator, repeats: int) -> None:
     conv3.initialize_dummy_parameters()
     batches = [1, 3, 5, 12, 20, 32]
     compare("small CNN (3x32x32 images), batch 1..32", cnn, batch(3), 1, 4, 32, batches, images(3), repeats)
-    compare("conv 3x3 (16 -> 32 channels, 32x32), batch 1..32", conv, batch(16), 1, 4, 32, batches, images(16),
-            repeats)
-    compare("maxpool 2x2 (3x32x32), batch 1..32", lambda x: tp.maxpool(x, (2, 2), (2, 2)), batch(3), 1, 4, 32,
-            batches, images(3), repeats)
-    compare("resize linear x2 (3x32x32), batch 1..32", lambda x: tp.resize(x, scales=(1, 1, 2, 2)), batch(3), 1, 4,
-            32, batches, images(3), repeats)
-    compare("flip H and W (3x32x32), batch 1..32", lambda x: tp.flip(x, dim=(2, 3)), batch(3), 1, 4, 32, batches,
-            images(3), repeats)
+    compare("conv 3x3 (16 -> 32 channels, 32x32), batch 1..32", conv, batch(16), 1, 4, 32, batches, images(16), repeats)
+    compare(
+        "maxpool 2x2 (3x32x32), batch 1..32",
+        lambda x: tp.maxpool(x, (2, 2), (2, 2)),
+        batch(3),
+        1,
+        4,
+        32,
+        batches,
+        images(3),
+        repeats,
+    )
+    compare(
+        "resize linear x2 (3x32x32), batch 1..32",
+        lambda x: tp.resize(x, scales=(1, 1, 2, 2)),
+        batch(3),
+        1,
+        4,
+        32,
+        batches,
+        images(3),
+        repeats,
+    )
+    compare(
+        "flip H and W (3x32x32), batch 1..32",
+        lambda x: tp.flip(x, dim=(2, 3)),
+        batch(3),
+        1,
+        4,
+        32,
+        batches,
+        images(3),
+        repeats,
+    )
     sides = [16, 19, 23, 24, 28, 32]
-    for name, func in (("conv 3x3 (3 -> 16)", conv3), ("maxpool 2x2", lambda x: tp.maxpool(x, (2, 2), (2, 2))),
-                       ("avgpool 3x3, padded", lambda x: tp.avgpool(x, (3, 3), (1, 1), ((1, 1), (1, 1)))),
-                       ("pad 2 (constant)", lambda x: tp.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)))),
-                       ("resize linear x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2))),
-                       ("resize nearest x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2), mode="nearest")),
-                       ("flip H and W", lambda x: tp.flip(x, dim=(2, 3)))):
+    for name, func in (
+        ("conv 3x3 (3 -> 16)", conv3),
+        ("maxpool 2x2", lambda x: tp.maxpool(x, (2, 2), (2, 2))),
+        ("avgpool 3x3, padded", lambda x: tp.avgpool(x, (3, 3), (1, 1), ((1, 1), (1, 1)))),
+        ("pad 2 (constant)", lambda x: tp.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)))),
+        ("resize linear x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2))),
+        ("resize nearest x2", lambda x: tp.resize(x, scales=(1, 1, 2, 2), mode="nearest")),
+        ("flip H and W", lambda x: tp.flip(x, dim=(2, 3))),
+    ):
         compare(f"{name}, image side 16..32", func, side, 16, 24, 32, sides, square, repeats)
-    compare("topk (k=4) over a dynamic dim 8..64", lambda x: tp.topk(x, 4, dim=1)[0],
-            lambda n: tp.InputInfo((16, n), tp.float32), 8, 16, 64, [8, 13, 16, 30, 47, 64],
-            lambda n: rng.standard_normal((16, n)).astype(np.float32), repeats)
+    compare(
+        "topk (k=4) over a dynamic dim 8..64",
+        lambda x: tp.topk(x, 4, dim=1)[0],
+        lambda n: tp.InputInfo((16, n), tp.float32),
+        8,
+        16,
+        64,
+        [8, 13, 16, 30, 47, 64],
+        lambda n: rng.standard_normal((16, n)).astype(np.float32),
+        repeats,
+    )
 
 
 def main(argv: Sequence[str] = ()) -> None:
@@ -152,8 +204,11 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--gpt2", type=int, nargs="*", help="also GPT-2 small at these sequence lengths")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=[], help="only the workloads whose names contain one of these")
-    parser.add_argument("--bounded", action="store_true",
-                        help="bounded programs only: no static programs for the sizes nearest opt, cheap or not")
+    parser.add_argument(
+        "--bounded",
+        action="store_true",
+        help="bounded programs only: no static programs for the sizes nearest opt, cheap or not",
+    )
     args = parser.parse_args(list(argv) or None)
     ONLY[:] = args.only
     if args.bounded:
@@ -162,8 +217,17 @@ def main(argv: Sequence[str] = ()) -> None:
 
     mlp = MLP()
     mlp.initialize_dummy_parameters()
-    compare("MLP 64-128-64", mlp, lambda b: tp.InputInfo((b, 64), tp.float32), 1, 8, 64, range(1, 65),
-            lambda n: rng.standard_normal((n, 64)).astype(np.float32), args.repeats)
+    compare(
+        "MLP 64-128-64",
+        mlp,
+        lambda b: tp.InputInfo((b, 64), tp.float32),
+        1,
+        8,
+        64,
+        range(1, 65),
+        lambda n: rng.standard_normal((n, 64)).astype(np.float32),
+        args.repeats,
+    )
     vision(rng, args.repeats)
 
     if args.gpt2:
@@ -176,8 +240,17 @@ def main(argv: Sequence[str] = ()) -> None:
         def step(idx: tp.Tensor) -> tp.Tensor:
             return tp.argmax(model(idx), dim=-1)
 
-        compare("GPT-2 small", step, lambda t: tp.InputInfo((1, t), tp.int32), 1, 64, config.block_size, args.gpt2,
-                lambda n: rng.integers(0, config.vocab_size, (1, n)).astype(np.int32), max(3, args.repeats // 10))
+        compare(
+            "GPT-2 small",
+            step,
+            lambda t: tp.InputInfo((1, t), tp.int32),
+            1,
+            64,
+            config.block_size,
+            args.gpt2,
+            lambda n: rng.integers(0, config.vocab_size, (1, n)).astype(np.int32),
+            max(3, args.repeats // 10),
+        )
 
 
 if __name__ == "__main__":

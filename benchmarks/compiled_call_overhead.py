@@ -101,8 +101,10 @@ def main() -> None:
         jax_times.append(per_call_us(run_jax, opts.calls))
     best_tp, best_jx = min(tripy_times), min(jax_times)
     med_tp, med_jx = statistics.median(tripy_times), statistics.median(jax_times)
-    print(f"input shape {list(shape)}, float32, 10 elementwise ops, {opts.rounds} rounds x {opts.calls} calls "
-          f"(jax {jax.__version__}, XLA:CPU)")
+    print(
+        f"input shape {list(shape)}, float32, 10 elementwise ops, {opts.rounds} rounds x {opts.calls} calls "
+        f"(jax {jax.__version__}, XLA:CPU)"
+    )
     print(f"  tripy  tp.compile : best {best_tp:6.2f} us/call   median {med_tp:6.2f}")
     print(f"  jax    jax.jit    : best {best_jx:6.2f} us/call   median {med_jx:6.2f}")
     print(f"  ratio tripy / jax.jit = {best_tp / best_jx:.2f}x   (medians: {med_tp / med_jx:.2f}x; target <= 1.5x)")

@@ -37,8 +37,9 @@ def run(quick: bool = False) -> List[Row]:
         jitted = jax.jit(jax_fn)
         x_jx, y_jx = jnp.asarray(x_np), jnp.asarray(y_np)
         impls["jax.jit"] = lambda: jitted(x_jx, y_jx)
-        np.testing.assert_allclose(np.from_dlpack(impls["tripy"]()), np.asarray(impls["jax.jit"]()), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            np.from_dlpack(impls["tripy"]()), np.asarray(impls["jax.jit"]()), rtol=1e-5, atol=1e-6
+        )
     torch = optional_module("torch")
     if torch is not None:
         torch.set_grad_enabled(False)
@@ -53,8 +54,17 @@ def run(quick: bool = False) -> List[Row]:
     times = interleaved(impls, number=500 if quick else 3000, rounds=5 if quick else 11, warmup=200)
     # Both tripy and jax dispatch asynchronously: the per-call time is the dispatch cost, what this measures.
     tripy = times.pop("tripy")
-    return [Row(f"3. compiled call overhead: tp.compile'd 10-op fn, {SHAPE[0]}x{SHAPE[1]} inputs", tripy, times,
-                "<= 1.5x jax.jit", reference="jax.jit", kind="time", limit=1.5)]
+    return [
+        Row(
+            f"3. compiled call overhead: tp.compile'd 10-op fn, {SHAPE[0]}x{SHAPE[1]} inputs",
+            tripy,
+            times,
+            "<= 1.5x jax.jit",
+            reference="jax.jit",
+            kind="time",
+            limit=1.5,
+        )
+    ]
 
 
 if __name__ == "__main__":

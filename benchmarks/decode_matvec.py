@@ -65,21 +65,25 @@ def main() -> None:
     def as_arguments(t: tp.Tensor, *ws: tp.Tensor) -> tp.Tensor:
         return chain(t, [lambda v, w=w: v @ tp.transpose(w, 0, 1) for w in ws])
 
-    arguments = tp.compile(as_arguments, args=[tp.InputInfo((1, 768), tp.float32)]
-                           + [tp.InputInfo(w.shape, tp.float32) for w in weights])
+    arguments = tp.compile(
+        as_arguments, args=[tp.InputInfo((1, 768), tp.float32)] + [tp.InputInfo(w.shape, tp.float32) for w in weights]
+    )
     tx, tws = tp.Tensor(x), [tp.Tensor(w) for w in weights]
     numpy_products = [lambda v, w=w, b=b: v @ w.T + b for w, b in zip(weights, biases)]
 
     int8_layers = []
     for w, b in zip(weights, biases):
         layer = tp.Linear(w.shape[1], w.shape[0], quant_dtype=tp.int8, weight_quant_dim=0)
-        layer.load_state_dict({"weight": tp.Tensor(w), "bias": tp.Tensor(b),
-                               "weight_scale": tp.Tensor(np.abs(w).max(axis=1) / 127)})
+        layer.load_state_dict(
+            {"weight": tp.Tensor(w), "bias": tp.Tensor(b), "weight_scale": tp.Tensor(np.abs(w).max(axis=1) / 127)}
+        )
         int8_layers.append(layer)
     int8 = tp.compile(lambda t: chain(t, int8_layers), args=[tp.InputInfo((1, 768), tp.float32)])
     bf16_ws = [tp.Tensor(w.astype(tp.bfloat16.numpy_dtype)) for w in weights]
-    bf16 = tp.compile(lambda t: chain(t, [lambda v, w=w: v @ tp.transpose(tp.cast(w, tp.float32), 0, 1)
-                                          for w in bf16_ws]), args=[tp.InputInfo((1, 768), tp.float32)])
+    bf16 = tp.compile(
+        lambda t: chain(t, [lambda v, w=w: v @ tp.transpose(tp.cast(w, tp.float32), 0, 1) for w in bf16_ws]),
+        args=[tp.InputInfo((1, 768), tp.float32)],
+    )
 
     # Same numbers (tp.Linear and NumPy), as a check that each runs the whole chain; the narrow ones close.
     expected = chain(x, numpy_products)
@@ -88,16 +92,23 @@ def main() -> None:
     for narrow, reference in ((int8, expected), (bf16, no_bias)):
         assert np.abs(np.from_dlpack(narrow(tx)) - reference).max() < 0.02 * np.abs(reference).max()
 
-    times = interleaved({
-        "tripy tp.Linear (compiled)": lambda: np.from_dlpack(linear(tx)),
-        "tripy x @ W^T, weights as arguments": lambda: np.from_dlpack(arguments(tx, *tws)),
-        "NumPy x @ W.T + b": lambda: chain(x, numpy_products),
-        "tripy tp.Linear int8 (compiled)": lambda: np.from_dlpack(int8(tx)),
-        "tripy x @ W^T, W bfloat16 (compiled)": lambda: np.from_dlpack(bf16(tx)),
-    }, number=5, rounds=args.rounds, settle=0.05)
+    times = interleaved(
+        {
+            "tripy tp.Linear (compiled)": lambda: np.from_dlpack(linear(tx)),
+            "tripy x @ W^T, weights as arguments": lambda: np.from_dlpack(arguments(tx, *tws)),
+            "NumPy x @ W.T + b": lambda: chain(x, numpy_products),
+            "tripy tp.Linear int8 (compiled)": lambda: np.from_dlpack(int8(tx)),
+            "tripy x @ W^T, W bfloat16 (compiled)": lambda: np.from_dlpack(bf16(tx)),
+        },
+        number=5,
+        rounds=args.rounds,
+        settle=0.05,
+    )
     base = times["NumPy x @ W.T + b"]
-    print(f"GPT-2 small decoding step, weight products only ({len(SHAPES)} products, {megabytes:.0f} MB of float32 "
-          "weights)")
+    print(
+        f"GPT-2 small decoding step, weight products only ({len(SHAPES)} products, {megabytes:.0f} MB of float32 "
+        "weights)"
+    )
     for name, t in times.items():
         read = megabytes / 4 if "int8" in name else megabytes / 2 if "bfloat16" in name else megabytes
         print(f"  {name:38s} {t * 1e3:7.1f} ms  {read / 1e3 / t:5.1f} GB/s  {t / base:5.2f}x NumPy")

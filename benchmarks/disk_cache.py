@@ -61,8 +61,9 @@ def _run(code: str, cache_dir: str, env_cache: bool) -> float:
     env.pop("TRIPY_CACHE_DIR", None)
     if env_cache:
         env["TRIPY_CACHE_DIR"] = cache_dir
-    out = subprocess.run([sys.executable, "-c", code, cache_dir], env=env, capture_output=True, text=True,
-                         timeout=600, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, cache_dir], env=env, capture_output=True, text=True, timeout=600, check=True
+    )
     return float(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
 
 
@@ -84,9 +85,18 @@ def run(quick: bool = False) -> List[Row]:
     w = {k: statistics.median(v) for k, v in warm.items()}
     ref = "jax.jit" if "jax.jit" in codes else None
     title = f"7. new process, first eval of a {LAYERS}-layer MLP"
-    return [Row(f"{title}, empty disk cache", c.pop("tripy"), c, "(compile + store)", reference=ref, kind="time"),
-            Row(f"{title}, warm disk cache", w.pop("tripy"), w, "warm << empty", reference=ref, kind="time",
-                met_override=statistics.median(warm["tripy"]) < 0.5 * statistics.median(cold["tripy"]))]
+    return [
+        Row(f"{title}, empty disk cache", c.pop("tripy"), c, "(compile + store)", reference=ref, kind="time"),
+        Row(
+            f"{title}, warm disk cache",
+            w.pop("tripy"),
+            w,
+            "warm << empty",
+            reference=ref,
+            kind="time",
+            met_override=statistics.median(warm["tripy"]) < 0.5 * statistics.median(cold["tripy"]),
+        ),
+    ]
 
 
 if __name__ == "__main__":

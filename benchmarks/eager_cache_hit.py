@@ -38,8 +38,10 @@ def expression(a: Any, b: Any, tanh: Callable, exp: Callable, sqrt: Callable) ->
 
 def make_data(n: int = N, count: int = NUM_DATA) -> List[tuple]:
     rng = np.random.default_rng(0)
-    return [(rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32))
-            for _ in range(count)]
+    return [
+        (rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32))
+        for _ in range(count)
+    ]
 
 
 def implementations(data: List[tuple]) -> Dict[str, Callable[[], Any]]:
@@ -74,8 +76,9 @@ def implementations(data: List[tuple]) -> Dict[str, Callable[[], Any]]:
     torch = optional_module("torch")
     if torch is not None:
         torch.set_grad_enabled(False)
-        impls["torch"] = cycler(lambda a, b: expression(torch.from_numpy(a), torch.from_numpy(b), torch.tanh,
-                                                        torch.exp, torch.sqrt).numpy())
+        impls["torch"] = cycler(
+            lambda a, b: expression(torch.from_numpy(a), torch.from_numpy(b), torch.tanh, torch.exp, torch.sqrt).numpy()
+        )
 
     model = onnx_expression()
     ort = optional_module("onnxruntime")
@@ -84,8 +87,9 @@ def implementations(data: List[tuple]) -> Dict[str, Callable[[], Any]]:
         impls["onnxruntime"] = cycler(lambda a, b: session.run(None, {"a": a, "b": b})[0])
     ov = optional_module("openvino")
     if model is not None and ov is not None:
-        compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), "CPU",
-                                           {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = ov.Core().compile_model(
+            ov.Core().read_model(model.SerializeToString()), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+        )
         request = compiled.create_infer_request()
         impls["openvino"] = cycler(lambda a, b: request.infer({"a": a, "b": b})[compiled.output(0)].copy())
     return impls
@@ -99,9 +103,18 @@ def onnx_expression() -> Any:
     h = onnx.helper
     f32 = onnx.TensorProto.FLOAT
     consts = [h.make_tensor(name, f32, [], [value]) for name, value in (("half", 0.5), ("two", 2.0), ("one", 1.0))]
-    steps = [("MatMul", ["a", "b"]), ("Add", ["x0", "a"]), ("Mul", ["x1", "half"]), ("Tanh", ["x2"]),
-             ("Sub", ["x3", "b"]), ("Exp", ["x4"]), ("Div", ["x5", "two"]), ("Add", ["x6", "one"]), ("Sqrt", ["x7"]),
-             ("Mul", ["x8", "a"])]
+    steps = [
+        ("MatMul", ["a", "b"]),
+        ("Add", ["x0", "a"]),
+        ("Mul", ["x1", "half"]),
+        ("Tanh", ["x2"]),
+        ("Sub", ["x3", "b"]),
+        ("Exp", ["x4"]),
+        ("Div", ["x5", "two"]),
+        ("Add", ["x6", "one"]),
+        ("Sqrt", ["x7"]),
+        ("Mul", ["x8", "a"]),
+    ]
     nodes = [h.make_node(op, inputs, [f"x{i}"]) for i, (op, inputs) in enumerate(steps)]
     io = [h.make_tensor_value_info(name, f32, [N, N]) for name in ("a", "b", f"x{len(steps) - 1}")]
     graph = h.make_graph(nodes, "expression", io[:2], io[2:], initializer=consts)
@@ -164,8 +177,10 @@ def breakdown(data: List[tuple], iterations: int) -> str:
             t2 = time.perf_counter()
             call.append(t1 - t0)
             wait.append(t2 - t1)
-        text += (f"; jax.jit: call (transfer + launch) {statistics.median(call) * 1e6:.0f} us, wait+read "
-                 f"{statistics.median(wait) * 1e6:.0f} us")
+        text += (
+            f"; jax.jit: call (transfer + launch) {statistics.median(call) * 1e6:.0f} us, wait+read "
+            f"{statistics.median(wait) * 1e6:.0f} us"
+        )
     return text
 
 
@@ -176,9 +191,18 @@ def run(quick: bool = False) -> List[Row]:
     tripy = times.pop("tripy")
     best = min(times, key=lambda name: times[name] or float("inf"))
     note = f"best peer: {best} (tripy {tripy / times[best]:.2f}x its time); " if tripy and times[best] else ""
-    return [Row(f"1. eager cache hit: 10-op expr ({N}x{N} matmul + 9 elementwise), new data each time",
-                tripy, times, "<= 2x jax.jit", reference="jax.jit", kind="time", limit=2.0,
-                note=note + breakdown(data, 300 if quick else 1000))]
+    return [
+        Row(
+            f"1. eager cache hit: 10-op expr ({N}x{N} matmul + 9 elementwise), new data each time",
+            tripy,
+            times,
+            "<= 2x jax.jit",
+            reference="jax.jit",
+            kind="time",
+            limit=2.0,
+            note=note + breakdown(data, 300 if quick else 1000),
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -24,9 +24,18 @@ N = 64
 
 def ops(lib: Any, a: Any, b: Any) -> List[Callable[[Any], Any]]:
     """The 10 ops; each maps x to a new x of the same shape. `lib` provides tanh/exp/sqrt."""
-    return [lambda x: x @ b, lambda x: x + b, lambda x: x * 0.5, lib.tanh, lambda x: x - a,
-            lambda x: lib.exp(x * 0.01), lambda x: x / 2.0, lambda x: x + 1.0, lambda x: lib.sqrt(x * x + 1.0),
-            lambda x: x * a]
+    return [
+        lambda x: x @ b,
+        lambda x: x + b,
+        lambda x: x * 0.5,
+        lib.tanh,
+        lambda x: x - a,
+        lambda x: lib.exp(x * 0.01),
+        lambda x: x / 2.0,
+        lambda x: x + 1.0,
+        lambda x: lib.sqrt(x * x + 1.0),
+        lambda x: x * a,
+    ]
 
 
 def orders(count: int, seed: int = 0) -> List[Sequence[int]]:
@@ -92,7 +101,7 @@ def run(quick: bool = False) -> List[Row]:
     lower_t, compile_t = [], []
     names = list(impls)
     for k, order in enumerate(all_orders[2:]):
-        for name in names[k % len(names):] + names[:k % len(names)]:
+        for name in names[k % len(names) :] + names[: k % len(names)]:
             start = time.perf_counter()
             if name == "tripy":
                 _, lo, co = capture_timing_log(lambda: impls[name](order))
@@ -103,13 +112,25 @@ def run(quick: bool = False) -> List[Row]:
             samples[name].append(time.perf_counter() - start)
     med = {name: statistics.median(s) for name, s in samples.items()}
     tripy = med.pop("tripy")
-    note = (f"tripy per new graph: lowering {statistics.median(lower_t) * 1e3:.1f} ms, XLA compile "
-            f"{statistics.median(compile_t) * 1e3:.1f} ms, the rest (building the graph, running) "
-            f"{(tripy - statistics.median(lower_t) - statistics.median(compile_t)) * 1e3:.1f} ms (medians)")
+    note = (
+        f"tripy per new graph: lowering {statistics.median(lower_t) * 1e3:.1f} ms, XLA compile "
+        f"{statistics.median(compile_t) * 1e3:.1f} ms, the rest (building the graph, running) "
+        f"{(tripy - statistics.median(lower_t) - statistics.median(compile_t)) * 1e3:.1f} ms (medians)"
+    )
     ref = "jax.jit" if "jax.jit" in med else None
-    return [Row(f"2. eager cache miss: new 10-op graph ({N}x{N}), first eval", tripy, med, "<= 50 ms",
-                reference=ref, kind="absolute", limit=0.050, note=note,
-                ratio_text=f"{tripy / med[ref]:.2f}x jax.jit" if ref else None)]
+    return [
+        Row(
+            f"2. eager cache miss: new 10-op graph ({N}x{N}), first eval",
+            tripy,
+            med,
+            "<= 50 ms",
+            reference=ref,
+            kind="absolute",
+            limit=0.050,
+            note=note,
+            ratio_text=f"{tripy / med[ref]:.2f}x jax.jit" if ref else None,
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -46,8 +46,9 @@ class Node:
     def _binary(self, other: Any, kind: int) -> "Node":
         if type(other) is float:  # (a number is a leaf with its uploaded buffer, as in tripy)
             other = Node(0, (), (), self.dtype, NUMBERS[other])
-        return Node(kind, (self, other), self.shape if not other.shape or other.shape == self.shape else None,
-                    self.dtype)
+        return Node(
+            kind, (self, other), self.shape if not other.shape or other.shape == self.shape else None, self.dtype
+        )
 
     def __add__(self, other: Any) -> "Node":
         return self._binary(other, 2)
@@ -136,8 +137,13 @@ def implementations() -> Dict[str, Callable[[], Any]]:
 
     def minimal_graph() -> Any:
         a, b = next_data()
-        x = expression(Node(0, (), a.shape, a.dtype, upload(a)), Node(0, (), b.shape, b.dtype, upload(b)),
-                       unary(6), unary(7), unary(8))
+        x = expression(
+            Node(0, (), a.shape, a.dtype, upload(a)),
+            Node(0, (), b.shape, b.dtype, upload(b)),
+            unary(6),
+            unary(7),
+            unary(8),
+        )
         graph_key, buffers = walk(x)
         run = programs.get(graph_key)
         if run is None:
@@ -163,8 +169,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 rounds of 500 iterations")
     args = parser.parse_args()
-    times = interleaved(implementations(), number=500 if args.quick else 2000, rounds=5 if args.quick else 11,
-                        warmup=50)
+    times = interleaved(
+        implementations(), number=500 if args.quick else 2000, rounds=5 if args.quick else 11, warmup=50
+    )
     base = times["numpy"]
     print(f"{'per iteration':16} {'us':>8}  x NumPy")
     for name, seconds in times.items():

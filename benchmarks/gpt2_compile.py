@@ -57,8 +57,7 @@ def run(quick: bool = False) -> List[Row]:
         x = jnp.asarray(idx)
 
     def jax_compile() -> tuple:
-        fn = jax.jit(lambda p, i: reference.forward(p, i, config.n_layer, config.n_head, config.layer_norm_eps,
-                                                     xp=jnp))
+        fn = jax.jit(lambda p, i: reference.forward(p, i, config.n_layer, config.n_head, config.layer_norm_eps, xp=jnp))
         t0 = time.perf_counter()
         traced = fn.trace(params, x)
         t1 = time.perf_counter()
@@ -86,7 +85,7 @@ def run(quick: bool = False) -> List[Row]:
     cpu: Dict[str, List[float]] = {k: [] for k in impls}
     stages: Dict[str, List[Dict[str, float]]] = {k: [] for k in impls}
     for r in range(repeat):  # interleaved
-        for name in (list(impls) if r % 2 == 0 else list(impls)[::-1]):
+        for name in list(impls) if r % 2 == 0 else list(impls)[::-1]:
             c0 = time.process_time()
             total, parts = impls[name]()
             cpu[name].append(time.process_time() - c0)
@@ -103,8 +102,18 @@ def run(quick: bool = False) -> List[Row]:
     if "jax.jit" in med_cpu:
         note += f"; CPU-time ratio {med_cpu['tripy'] / med_cpu['jax.jit']:.2f}x"
     tripy = med.pop("tripy")
-    return [Row(f"4. GPT-2 12 layers (B={BATCH}, T={SEQ}): trace + lower + compile", tripy, med, "<= 1.0x JAX",
-                reference="jax.jit", kind="time", limit=1.0, note=note)]
+    return [
+        Row(
+            f"4. GPT-2 12 layers (B={BATCH}, T={SEQ}): trace + lower + compile",
+            tripy,
+            med,
+            "<= 1.0x JAX",
+            reference="jax.jit",
+            kind="time",
+            limit=1.0,
+            note=note,
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -54,13 +54,17 @@ def measure(runs: Dict[str, Callable[[], Any]], warmup: int, iters: int, settle:
 # classic runtime (instead of the thunk runtime that is the default in jaxlib 0.6), whose matrix products go
 # to oneDNN; excess precision disallowed; XNNPACK fusions need the thunk runtime, so they are off. tripy's
 # levels 0-3 (the default 3) also generate code with LLVM -O2; 4-5 keep XLA's -O3.
-CLASSIC_RUNTIME = {"xla_cpu_use_thunk_runtime": False, "xla_allow_excess_precision": False,
-                   "xla_cpu_use_xnnpack": False}
+CLASSIC_RUNTIME = {
+    "xla_cpu_use_thunk_runtime": False,
+    "xla_allow_excess_precision": False,
+    "xla_cpu_use_xnnpack": False,
+}
 TRIPY_DEFAULT_OPTIONS = dict(CLASSIC_RUNTIME, xla_backend_optimization_level=2)
 
 
-def tripy_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray,
-                    optimization_level: int = 3) -> Tuple[Callable[[], Any], Any]:
+def tripy_contender(
+    state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray, optimization_level: int = 3
+) -> Tuple[Callable[[], Any], Any]:
     import tripy as tp
 
     model = GPT(config)
@@ -77,20 +81,22 @@ def tripy_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.nda
     return run, run()
 
 
-def jax_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray,
-                  xla_options: Optional[Dict[str, Any]] = None) -> Tuple[Callable[[], Any], Any]:
+def jax_contender(
+    state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray, xla_options: Optional[Dict[str, Any]] = None
+) -> Tuple[Callable[[], Any], Any]:
     import jax
     import jax.numpy as jnp
 
     params = {k: jnp.asarray(v) for k, v in state.items()}
-    jitted = jax.jit(lambda p, i: reference.forward(p, i, config.n_layer, config.n_head, config.layer_norm_eps,
-                                                    xp=jnp))
+    jitted = jax.jit(lambda p, i: reference.forward(p, i, config.n_layer, config.n_head, config.layer_norm_eps, xp=jnp))
     x = jnp.asarray(idx)
     start = time.perf_counter()
     fn = jitted.lower(params, x).compile(compiler_options=xla_options)
     fn(params, x).block_until_ready()
-    print(f"  jax.jit{' (XLA options ' + str(xla_options) + ')' if xla_options else ''}: compiled in "
-          f"{time.perf_counter() - start:.1f} s")
+    print(
+        f"  jax.jit{' (XLA options ' + str(xla_options) + ')' if xla_options else ''}: compiled in "
+        f"{time.perf_counter() - start:.1f} s"
+    )
 
     def run() -> Any:
         return fn(params, x).block_until_ready()
@@ -105,8 +111,9 @@ def numpy_contender(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.nda
     return run, run()
 
 
-def torch_contender(state: Dict[str, np.ndarray], config: GPTConfig,
-                    idx: np.ndarray) -> Optional[Tuple[Callable[[], Any], Any]]:
+def torch_contender(
+    state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray
+) -> Optional[Tuple[Callable[[], Any], Any]]:
     try:
         import torch
     except ImportError:
@@ -135,8 +142,9 @@ def torch_contender(state: Dict[str, np.ndarray], config: GPTConfig,
             a = F.layer_norm(h, (config.n_embd,), p[pre + "ln_2.weight"], p[pre + "ln_2.bias"], config.layer_norm_eps)
             a = F.gelu(F.linear(a, p[pre + "mlp.c_fc.weight"], p[pre + "mlp.c_fc.bias"]), approximate="tanh")
             h = h + F.linear(a, p[pre + "mlp.c_proj.weight"], p[pre + "mlp.c_proj.bias"])
-        h = F.layer_norm(h, (config.n_embd,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"],
-                         config.layer_norm_eps)
+        h = F.layer_norm(
+            h, (config.n_embd,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"], config.layer_norm_eps
+        )
         return F.linear(h, p["lm_head.weight"])
 
     return run, run().numpy()
@@ -150,23 +158,34 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--skip", default="", help="comma-separated contenders to skip (tripy,jax,numpy,torch)")
-    parser.add_argument("--classic-runtime", action="store_true",
-                        help="also run jax.jit compiled with the XLA options tripy uses at level 3 and at level 5")
+    parser.add_argument(
+        "--classic-runtime",
+        action="store_true",
+        help="also run jax.jit compiled with the XLA options tripy uses at level 3 and at level 5",
+    )
     args = parser.parse_args()
 
     config = GPTConfig(n_layer=args.layers)
-    print(f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
-          f"batch {args.batch}, sequence {args.seq}, float32, CPU ({os.cpu_count()} cores)")
+    print(
+        f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
+        f"batch {args.batch}, sequence {args.seq}, float32, CPU ({os.cpu_count()} cores)"
+    )
     state = random_state_dict(config, seed=0)
     idx = np.random.default_rng(0).integers(0, config.vocab_size, size=(args.batch, args.seq)).astype(np.int32)
 
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     makers: List[Tuple[str, Callable[..., Any]]] = [
-        ("tripy", tripy_contender), ("tripy[O5]", lambda s, c, i: tripy_contender(s, c, i, optimization_level=5)),
-        ("jax.jit", jax_contender), ("numpy", numpy_contender), ("pytorch", torch_contender)]
+        ("tripy", tripy_contender),
+        ("tripy[O5]", lambda s, c, i: tripy_contender(s, c, i, optimization_level=5)),
+        ("jax.jit", jax_contender),
+        ("numpy", numpy_contender),
+        ("pytorch", torch_contender),
+    ]
     if args.classic_runtime:
-        makers[3:3] = [("jax[=tripy]", lambda s, c, i: jax_contender(s, c, i, xla_options=TRIPY_DEFAULT_OPTIONS)),
-                       ("jax[=O5]", lambda s, c, i: jax_contender(s, c, i, xla_options=CLASSIC_RUNTIME))]
+        makers[3:3] = [
+            ("jax[=tripy]", lambda s, c, i: jax_contender(s, c, i, xla_options=TRIPY_DEFAULT_OPTIONS)),
+            ("jax[=O5]", lambda s, c, i: jax_contender(s, c, i, xla_options=CLASSIC_RUNTIME)),
+        ]
     runs: Dict[str, Callable[[], Any]] = {}
     outputs: Dict[str, np.ndarray] = {}
     for name, make in makers:
@@ -195,8 +214,10 @@ def main() -> None:
         print(f"{name:<15} {t * 1e3:>10.1f} {min(times[name]) * 1e3:>8.1f} {tokens / t:>10.0f} {ratio:>18}")
     if "tripy" in results and "jax.jit" in results:
         best = min((t, n) for n, t in results.items() if not n.startswith("tripy"))
-        print(f"\ntripy (defaults) vs jax.jit (JAX's defaults): {results['jax.jit'] / results['tripy']:.2f}x; "
-              f"vs the fastest peer ({best[1]}): {best[0] / results['tripy']:.2f}x")
+        print(
+            f"\ntripy (defaults) vs jax.jit (JAX's defaults): {results['jax.jit'] / results['tripy']:.2f}x; "
+            f"vs the fastest peer ({best[1]}): {best[0] / results['tripy']:.2f}x"
+        )
     for mine, theirs in (("tripy", "jax[=tripy]"), ("tripy[O5]", "jax[=O5]")):
         if mine in results and theirs in results:
             print(f"same XLA options on both sides: {mine} vs {theirs}: {results[theirs] / results[mine]:.2f}x")

@@ -120,8 +120,11 @@ def small_workloads() -> Dict[str, float]:
     import eager_cache_hit
     import eager_cache_miss
 
-    rows = {"eager_miss": eager_cache_miss.run(quick=True)[0], "eager_hit": eager_cache_hit.run(quick=True)[0],
-            "compiled_call": compiled_overhead.run(quick=True)[0]}
+    rows = {
+        "eager_miss": eager_cache_miss.run(quick=True)[0],
+        "eager_hit": eager_cache_hit.run(quick=True)[0],
+        "compiled_call": compiled_overhead.run(quick=True)[0],
+    }
     times = {key: row.tripy for key, row in rows.items() if row.tripy is not None}
     times.update({f"{key}_jax": row.peers["jax.jit"] for key, row in rows.items() if row.peers.get("jax.jit")})
     return times
@@ -154,20 +157,24 @@ def run_child(python: str, what: str) -> Dict[str, float]:
     proc = subprocess.run([python, "-c", code], cwd=HERE, env=env, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])  # type: ignore[no-any-return]
+            return json.loads(line[len("RESULT ") :])  # type: ignore[no-any-return]
     raise SystemExit(f"{python} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
 
 
 def version_of(python: str) -> str:
-    return subprocess.run([python, "-c", "import jaxlib; print(jaxlib.__version__)"], capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        [python, "-c", "import jaxlib; print(jaxlib.__version__)"], capture_output=True, text=True
+    ).stdout.strip()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one round instead of three")
-    parser.add_argument("--old", help="the Python of a jaxlib 0.6.2 environment (default: .venv-jax062, made or "
-                                      "refreshed by scripts/jax062-env)")
+    parser.add_argument(
+        "--old",
+        help="the Python of a jaxlib 0.6.2 environment (default: .venv-jax062, made or "
+        "refreshed by scripts/jax062-env)",
+    )
     parser.add_argument("--peers", help="a Python with torch and onnxruntime, for ONNX Runtime's session creation")
     args = parser.parse_args()
     if args.old is None:
@@ -177,7 +184,7 @@ def main() -> None:
     pythons = {f"jaxlib {version_of(sys.executable)}": sys.executable, f"jaxlib {version_of(args.old)}": args.old}
     results: Dict[str, List[Dict[str, float]]] = {name: [] for name in pythons}
     for r in range(1 if args.quick else 3):
-        for name in (list(pythons) if r % 2 == 0 else list(pythons)[::-1]):
+        for name in list(pythons) if r % 2 == 0 else list(pythons)[::-1]:
             print(f"round {r + 1}: {name} ...", flush=True)
             results[name].append(run_child(pythons[name], "child"))
     session = run_child(os.path.abspath(args.peers), "onnx_session_seconds")["onnx_session"] if args.peers else None
@@ -195,8 +202,10 @@ def report(results: Dict[str, List[Dict[str, float]]], session: "float | None") 
         print(f"{label:40} {a * SCALE[unit]:>12.2f} {unit:<3} {b * SCALE[unit]:>12.2f} {unit:<3}  {a / b:.2f}x")
     print(f"\n{os.cpu_count()} cores; medians over {len(results[new])} round(s), each environment in its own process.")
     if session is not None:
-        print(f"ONNX Runtime session creation, GPT-2 small: {session:.2f} s; tp.compile on {new}: "
-              f"{med[new]['gpt2_compile'] / session:.2f}x of it (target <= 1.2x)")
+        print(
+            f"ONNX Runtime session creation, GPT-2 small: {session:.2f} s; tp.compile on {new}: "
+            f"{med[new]['gpt2_compile'] / session:.2f}x of it (target <= 1.2x)"
+        )
 
 
 if __name__ == "__main__":

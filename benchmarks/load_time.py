@@ -74,8 +74,11 @@ def _child(mode: str, name: str, path: str, quick: bool) -> Dict[str, Any]:
     exe = tp.Executable.load(path)
     loaded = time.perf_counter() - start
     np.from_dlpack(exe(tx))
-    return {"load": loaded, "seconds": time.perf_counter() - start,
-            "compilations": tripy_backend.compilation_count() - before}
+    return {
+        "load": loaded,
+        "seconds": time.perf_counter() - start,
+        "compilations": tripy_backend.compilation_count() - before,
+    }
 
 
 def _in_new_process(mode: str, name: str, path: str, quick: bool) -> Dict[str, Any]:
@@ -118,15 +121,27 @@ def run(quick: bool = False) -> List[Row]:
             size, size_plain = os.path.getsize(full), os.path.getsize(portable)
             load = statistics.median(x["seconds"] for x in loads)
             counts = sorted({x["compilations"] for x in loads})
-            note = (f"{title}: load alone {statistics.median(x['load'] for x in loads):.2f} s, "
-                    f"{counts} compilations (StableHLO only: {sorted({x['compilations'] for x in plain})}); "
-                    f"artifact {size / 1e6:.1f} MB with compiled code, {size_plain / 1e6:.1f} MB without "
-                    f"(+{(size - size_plain) / 1e6:.2f} MB); median of {repeat}, each in a new process")
-            rows.append(Row(f"8. {title}: load + first call", load,
-                            {"tp.compile": statistics.median(compiles),
-                             "load (StableHLO only)": statistics.median(x["seconds"] for x in plain)},
-                            "compiles nothing", reference="tp.compile", kind="time", note=note,
-                            met_override=counts == [0]))
+            note = (
+                f"{title}: load alone {statistics.median(x['load'] for x in loads):.2f} s, "
+                f"{counts} compilations (StableHLO only: {sorted({x['compilations'] for x in plain})}); "
+                f"artifact {size / 1e6:.1f} MB with compiled code, {size_plain / 1e6:.1f} MB without "
+                f"(+{(size - size_plain) / 1e6:.2f} MB); median of {repeat}, each in a new process"
+            )
+            rows.append(
+                Row(
+                    f"8. {title}: load + first call",
+                    load,
+                    {
+                        "tp.compile": statistics.median(compiles),
+                        "load (StableHLO only)": statistics.median(x["seconds"] for x in plain),
+                    },
+                    "compiles nothing",
+                    reference="tp.compile",
+                    kind="time",
+                    note=note,
+                    met_override=counts == [0],
+                )
+            )
     return rows
 
 

@@ -45,13 +45,20 @@ def mlp(n_in: int, hidden: int, n_out: int) -> Tuple[onnx.ModelProto, Callable[[
     w1 = (rng.standard_normal((n_in, hidden)) / np.sqrt(n_in)).astype(np.float32)
     w2 = (rng.standard_normal((hidden, n_out)) / np.sqrt(hidden)).astype(np.float32)
     b1, b2 = np.full(hidden, 0.1, np.float32), np.full(n_out, -0.1, np.float32)
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
-             helper.make_node("Relu", ["h1"], ["h"]), helper.make_node("MatMul", ["h", "w2"], ["y0"]),
-             helper.make_node("Add", ["y0", "b2"], ["y"])]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h1"]),
+        helper.make_node("Relu", ["h1"], ["h"]),
+        helper.make_node("MatMul", ["h", "w2"], ["y0"]),
+        helper.make_node("Add", ["y0", "b2"], ["y"]),
+    ]
     graph = helper.make_graph(
-        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", n_in])],
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", n_in])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n_out])],
-        [numpy_helper.from_array(a, name) for a, name in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+        [numpy_helper.from_array(a, name) for a, name in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     return model, lambda x: np.maximum(x @ w1 + b1, 0) @ w2 + b2
 
@@ -106,12 +113,17 @@ def main() -> None:
         "tripy, one process": lambda: BatchPredictor(exe)({COLUMN: x})["output"],
         "tripy, 2 Ray workers": lambda: ray_job(BatchPredictor, exe, x, args.batch),
         "ONNX Runtime, one process": lambda: np.concatenate(
-            [session({"id": np.arange(len(c)), COLUMN: c})["output"] for c in np.split(x, range(args.batch, len(x),
-                                                                                             args.batch))]),
+            [
+                session({"id": np.arange(len(c)), COLUMN: c})["output"]
+                for c in np.split(x, range(args.batch, len(x), args.batch))
+            ]
+        ),
         "ONNX Runtime, 2 Ray workers": lambda: ray_job(OrtPredictor, model.SerializeToString(), x, args.batch),
     }
-    print(f"{args.rows} rows, MLP {args.dims[0]} -> {args.dims[1]} -> {args.dims[2]}, batches of {args.batch}, "
-          f"{os.cpu_count()} CPUs on this machine, Ray with num_cpus=2")
+    print(
+        f"{args.rows} rows, MLP {args.dims[0]} -> {args.dims[1]} -> {args.dims[2]}, batches of {args.batch}, "
+        f"{os.cpu_count()} CPUs on this machine, Ray with num_cpus=2"
+    )
     rates = {}
     for name, job in jobs.items():
         seconds, out = best_of_two(job)
@@ -121,8 +133,12 @@ def main() -> None:
     ray.shutdown()
     print("ratios:")
     print(f"  tripy Ray / tripy one process:      {rates['tripy, 2 Ray workers'] / rates['tripy, one process']:.2f}")
-    print(f"  tripy Ray / ONNX Runtime Ray:       {rates['tripy, 2 Ray workers'] / rates['ONNX Runtime, 2 Ray workers']:.2f}")
-    print(f"  tripy / ONNX Runtime, one process:  {rates['tripy, one process'] / rates['ONNX Runtime, one process']:.2f}")
+    print(
+        f"  tripy Ray / ONNX Runtime Ray:       {rates['tripy, 2 Ray workers'] / rates['ONNX Runtime, 2 Ray workers']:.2f}"
+    )
+    print(
+        f"  tripy / ONNX Runtime, one process:  {rates['tripy, one process'] / rates['ONNX Runtime, one process']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -82,8 +82,11 @@ def print_table(rows: Sequence[Row], out: Callable[[str], None] = print) -> None
         else:
             ratio_text = "-"
         met = {True: "yes", False: "NO", None: "-"}[r.met]
-        table.append([r.workload, fmt_time(r.tripy)] + [fmt_time(r.peers.get(p)) if p in r.peers else ""
-                                                          for p in peer_names] + [ratio_text, r.target, met])
+        table.append(
+            [r.workload, fmt_time(r.tripy)]
+            + [fmt_time(r.peers.get(p)) if p in r.peers else "" for p in peer_names]
+            + [ratio_text, r.target, met]
+        )
         if r.note:
             notes.append(f"  [{r.workload.split(':')[0]}] {r.note}")
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

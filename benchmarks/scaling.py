@@ -67,15 +67,30 @@ def run(quick: bool = False) -> List[Row]:
             med[name][n] = min(samples[name])  # the least-disturbed run: this measures work, not waiting
     rows = []
     for n in SIZES:
-        rows.append(Row(f"6. trace + lower a chain of {n} ops (no XLA compile)", med["tripy"][n],
-                        {k: v[n] for k, v in med.items() if k != "tripy"}, "linear in N",
-                        reference="jax.jit" if "jax.jit" in med else None, kind="time"))
+        rows.append(
+            Row(
+                f"6. trace + lower a chain of {n} ops (no XLA compile)",
+                med["tripy"][n],
+                {k: v[n] for k, v in med.items() if k != "tripy"},
+                "linear in N",
+                reference="jax.jit" if "jax.jit" in med else None,
+                kind="time",
+            )
+        )
     for small, large in zip(SIZES, SIZES[1:]):
         factors = {name: med[name][large] / med[name][small] for name in med}
         text = ", ".join(f"{name} x{f:.2f}" for name, f in factors.items())
-        rows.append(Row(f"6. doubling the graph: {small} -> {large} ops", med["tripy"][large],
-                        {k: v[large] for k, v in med.items() if k != "tripy"}, "~2x time for 2x ops",
-                        kind="time", ratio_text=text, met_override=factors["tripy"] < 2.4))
+        rows.append(
+            Row(
+                f"6. doubling the graph: {small} -> {large} ops",
+                med["tripy"][large],
+                {k: v[large] for k, v in med.items() if k != "tripy"},
+                "~2x time for 2x ops",
+                kind="time",
+                ratio_text=text,
+                met_override=factors["tripy"] < 2.4,
+            )
+        )
     return rows
 
 

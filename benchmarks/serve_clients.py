@@ -50,8 +50,15 @@ def save_model(path: str, hidden: int) -> tp.Executable:
     return exe
 
 
-async def run_cell(module: Any, url: str, concurrency: int, requests: int, time_limit: float,
-                   xs: List[np.ndarray], expected: List[np.ndarray]) -> Dict[str, float]:
+async def run_cell(
+    module: Any,
+    url: str,
+    concurrency: int,
+    requests: int,
+    time_limit: float,
+    xs: List[np.ndarray],
+    expected: List[np.ndarray],
+) -> Dict[str, float]:
     """`concurrency` closed-loop clients of `module` (tritonclient's http.aio or grpc.aio) against `url`."""
     latencies: List[float] = []
     errors, issued = [0], [0]
@@ -79,8 +86,13 @@ async def run_cell(module: Any, url: str, concurrency: int, requests: int, time_
     for c in clients:
         await c.close()
     lat = np.array(latencies) * 1e3
-    return {"requests": len(latencies), "errors": errors[0], "rps": len(latencies) / elapsed,
-            "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99))}
+    return {
+        "requests": len(latencies),
+        "errors": errors[0],
+        "rps": len(latencies) / elapsed,
+        "p50_ms": float(np.percentile(lat, 50)),
+        "p99_ms": float(np.percentile(lat, 99)),
+    }
 
 
 def main() -> None:
@@ -98,20 +110,31 @@ def main() -> None:
         model = str(pathlib.Path(d) / "mlp.tpexe")
         exe = save_model(model, args.hidden)
         expected = [np.from_dlpack(exe(tp.Tensor(x))) for x in xs]
-        for label, flags in [("off", ["--max-batch", "1"]),
-                             (f"on ({MAX_ROWS} rows, {args.max_wait_ms:g} ms)",
-                              ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms)])]:
+        for label, flags in [
+            ("off", ["--max-batch", "1"]),
+            (
+                f"on ({MAX_ROWS} rows, {args.max_wait_ms:g} ms)",
+                ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms)],
+            ),
+        ]:
             grpc_port = free_port()
-            with serve([model, "--log-level", "warning", "--grpc-port", str(grpc_port)] + flags,
-                       pathlib.Path(d) / "server.log") as s:
-                urls: Dict[str, Callable[[], str]] = {"HTTP": lambda: s.url[len("http://"):],
-                                                      "gRPC": lambda: f"127.0.0.1:{grpc_port}"}
+            with serve(
+                [model, "--log-level", "warning", "--grpc-port", str(grpc_port)] + flags, pathlib.Path(d) / "server.log"
+            ) as s:
+                urls: Dict[str, Callable[[], str]] = {
+                    "HTTP": lambda: s.url[len("http://") :],
+                    "gRPC": lambda: f"127.0.0.1:{grpc_port}",
+                }
                 for protocol, module in (("HTTP", httpclient), ("gRPC", grpcclient)):
                     for c in CONCURRENCY:
-                        r = asyncio.run(run_cell(module, urls[protocol](), c, args.requests, args.time_limit, xs,
-                                                 expected))
-                        print(f"| {label} | {protocol} | {c} | {r['requests']} | {r['rps']:.0f} | {r['p50_ms']:.1f} "
-                              f"| {r['p99_ms']:.1f} | {r['errors']} |", flush=True)
+                        r = asyncio.run(
+                            run_cell(module, urls[protocol](), c, args.requests, args.time_limit, xs, expected)
+                        )
+                        print(
+                            f"| {label} | {protocol} | {c} | {r['requests']} | {r['rps']:.0f} | {r['p50_ms']:.1f} "
+                            f"| {r['p99_ms']:.1f} | {r['errors']} |",
+                            flush=True,
+                        )
     print(f"(MLP {IN}->{args.hidden}->{OUT}, float32, one-row requests, binary tensors over HTTP)")
 
 

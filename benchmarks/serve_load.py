@@ -53,8 +53,9 @@ async def load(url: str, requests: int, concurrency: int, time_limit: float, exe
     rng = np.random.default_rng(1)
     xs = [rng.standard_normal((1, IN)).astype(np.float32) for _ in range(16)]
     expected = [np.from_dlpack(exe(tp.Tensor(x))) for x in xs]
-    bodies = [{"inputs": [{"name": "x", "shape": [1, IN], "datatype": "FP32", "data": x.reshape(-1).tolist()}]}
-              for x in xs]
+    bodies = [
+        {"inputs": [{"name": "x", "shape": [1, IN], "datatype": "FP32", "data": x.reshape(-1).tolist()}]} for x in xs
+    ]
     latencies: List[float] = []
     errors = [0]
     issued = [0]
@@ -78,9 +79,16 @@ async def load(url: str, requests: int, concurrency: int, time_limit: float, exe
         elapsed = time.perf_counter() - start
         stats = (await c.get("/v2/models/mlp/stats")).json()["model_stats"][0]
     lat = np.array(latencies) * 1e3
-    return {"requests": len(latencies), "errors": errors[0], "seconds": elapsed, "rps": len(latencies) / elapsed,
-            "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99)),
-            "calls": stats["execution_count"], "mean_rows": stats["inference_count"] / max(1, stats["execution_count"])}
+    return {
+        "requests": len(latencies),
+        "errors": errors[0],
+        "seconds": elapsed,
+        "rps": len(latencies) / elapsed,
+        "p50_ms": float(np.percentile(lat, 50)),
+        "p99_ms": float(np.percentile(lat, 99)),
+        "calls": stats["execution_count"],
+        "mean_rows": stats["inference_count"] / max(1, stats["execution_count"]),
+    }
 
 
 def main() -> None:
@@ -97,21 +105,32 @@ def main() -> None:
         model = str(pathlib.Path(d) / "mlp.tpexe")
         exe = save_model(model)
         results = {}
-        for label, flags in [("unbatched (--max-batch 1)", ["--max-batch", "1"]),
-                             (f"batched (--max-batch {MAX_ROWS} --max-wait-ms {args.max_wait_ms:g})",
-                              ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms)]),
-                             ("batched, --no-pad-batch",
-                              ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms), "--no-pad-batch"])]:
+        for label, flags in [
+            ("unbatched (--max-batch 1)", ["--max-batch", "1"]),
+            (
+                f"batched (--max-batch {MAX_ROWS} --max-wait-ms {args.max_wait_ms:g})",
+                ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms)],
+            ),
+            (
+                "batched, --no-pad-batch",
+                ["--max-batch", str(MAX_ROWS), "--max-wait-ms", str(args.max_wait_ms), "--no-pad-batch"],
+            ),
+        ]:
             with serve([model, "--log-level", "warning"] + flags, pathlib.Path(d) / "server.log") as s:
                 results[label] = r = asyncio.run(load(s.url, args.requests, args.concurrency, args.time_limit, exe))
-            print(f"{label:45s} {r['requests']:5d} requests in {r['seconds']:5.1f} s: {r['rps']:7.1f} req/s, "
-                  f"p50 {r['p50_ms']:6.1f} ms, p99 {r['p99_ms']:6.1f} ms, {r['calls']} calls "
-                  f"({r['mean_rows']:.1f} rows/call), {r['errors']} wrong answers", flush=True)
+            print(
+                f"{label:45s} {r['requests']:5d} requests in {r['seconds']:5.1f} s: {r['rps']:7.1f} req/s, "
+                f"p50 {r['p50_ms']:6.1f} ms, p99 {r['p99_ms']:6.1f} ms, {r['calls']} calls "
+                f"({r['mean_rows']:.1f} rows/call), {r['errors']} wrong answers",
+                flush=True,
+            )
     unbatched, *batched = results.values()
     for name, b in zip(("padded", "unpadded"), batched):
-        print(f"batched ({name}) / unbatched: throughput {b['rps'] / unbatched['rps']:.2f}x, "
-              f"p50 latency {b['p50_ms'] / unbatched['p50_ms']:.2f}x, p99 latency {b['p99_ms'] / unbatched['p99_ms']:.2f}x "
-              f"({args.concurrency} clients, one-row requests, MLP {IN}->{HIDDEN}->{OUT})")
+        print(
+            f"batched ({name}) / unbatched: throughput {b['rps'] / unbatched['rps']:.2f}x, "
+            f"p50 latency {b['p50_ms'] / unbatched['p50_ms']:.2f}x, p99 latency {b['p99_ms'] / unbatched['p99_ms']:.2f}x "
+            f"({args.concurrency} clients, one-row requests, MLP {IN}->{HIDDEN}->{OUT})"
+        )
 
 
 if __name__ == "__main__":

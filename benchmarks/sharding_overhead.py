@@ -38,8 +38,8 @@ def child(n: int, rows: int, width: int, number: int) -> Dict[str, float]:
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(rows, width)).astype(np.float32)
-    w1 = rng.normal(size=(width, 4 * width)).astype(np.float32) / width ** 0.5
-    w2 = rng.normal(size=(4 * width, width)).astype(np.float32) / width ** 0.5
+    w1 = rng.normal(size=(width, 4 * width)).astype(np.float32) / width**0.5
+    w2 = rng.normal(size=(4 * width, width)).astype(np.float32) / width**0.5
 
     mesh = tp.Mesh((n,), ("model",))
     a = tp.shard(tp.Tensor(w1), tp.Sharding(mesh, (None, "model")))
@@ -76,22 +76,41 @@ def main() -> None:
         return
     samples: Dict[int, Dict[str, List[float]]] = {n: {"tripy": [], "jax.jit": []} for n in COUNTS}
     for r in range(args.rounds):
-        for n in COUNTS[r % len(COUNTS):] + COUNTS[:r % len(COUNTS)]:
+        for n in COUNTS[r % len(COUNTS) :] + COUNTS[: r % len(COUNTS)]:
             env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}")
-            done = subprocess.run([sys.executable, __file__, "--child", str(n), "--rows", str(args.rows),
-                                   "--width", str(args.width), "--number", str(args.number)],
-                                  env=env, capture_output=True, text=True, check=True,
-                                  cwd=os.path.dirname(os.path.abspath(__file__)))
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(n),
+                    "--rows",
+                    str(args.rows),
+                    "--width",
+                    str(args.width),
+                    "--number",
+                    str(args.number),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=os.path.dirname(os.path.abspath(__file__)),
+            )
             for name, seconds in json.loads(done.stdout.strip().splitlines()[-1]).items():
                 samples[n][name].append(seconds)
     med = {n: {k: statistics.median(v) for k, v in s.items()} for n, s in samples.items()}
-    print(f"tensor-parallel MLP, x [{args.rows}, {args.width}] @ [{args.width}, {4 * args.width}] @ "
-          f"[{4 * args.width}, {args.width}], {args.rounds} rounds, {os.cpu_count()} cores")
+    print(
+        f"tensor-parallel MLP, x [{args.rows}, {args.width}] @ [{args.width}, {4 * args.width}] @ "
+        f"[{4 * args.width}, {args.width}], {args.rounds} rounds, {os.cpu_count()} cores"
+    )
     print(f"{'devices':>8} {'tripy ms':>9} {'vs 1 dev':>9} {'jax.jit ms':>11} {'vs 1 dev':>9} {'tripy/jax':>10}")
     for n in COUNTS:
         t, j = med[n]["tripy"], med[n]["jax.jit"]
-        print(f"{n:>8} {t * 1e3:>9.3f} {t / med[1]['tripy']:>8.2f}x {j * 1e3:>11.3f} {j / med[1]['jax.jit']:>8.2f}x "
-              f"{t / j:>9.2f}x")
+        print(
+            f"{n:>8} {t * 1e3:>9.3f} {t / med[1]['tripy']:>8.2f}x {j * 1e3:>11.3f} {j / med[1]['jax.jit']:>8.2f}x "
+            f"{t / j:>9.2f}x"
+        )
 
 
 if __name__ == "__main__":

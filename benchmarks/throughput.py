@@ -67,15 +67,18 @@ def conv_impls() -> Dict[str, Callable[[], Any]]:
     conv = tp.Conv(CONV_C, CONV_C, (CONV_K, CONV_K), padding=((pad, pad), (pad, pad)))
     conv.load_state_dict({"weight": w, "bias": bias})
     tx = tp.Tensor(x).eval()
-    impls: Dict[str, Callable[[], Any]] = {"tripy": lambda: np.from_dlpack(conv(tx)),
-                                           "numpy": lambda: conv_numpy(x, w, bias)}
+    impls: Dict[str, Callable[[], Any]] = {
+        "tripy": lambda: np.from_dlpack(conv(tx)),
+        "numpy": lambda: conv_numpy(x, w, bias),
+    }
     jax = optional_module("jax")
     if jax is not None:
         import jax.numpy as jnp
         from jax import lax
 
-        f = jax.jit(lambda v, k, b: lax.conv_general_dilated(v, k, (1, 1), ((pad, pad), (pad, pad)))
-                    + b[None, :, None, None])
+        f = jax.jit(
+            lambda v, k, b: lax.conv_general_dilated(v, k, (1, 1), ((pad, pad), (pad, pad))) + b[None, :, None, None]
+        )
         jx, jw, jbias = jnp.asarray(x), jnp.asarray(w), jnp.asarray(bias)
         impls["jax.jit"] = lambda: f(jx, jw, jbias).block_until_ready()
     torch = optional_module("torch")
@@ -95,8 +98,7 @@ def _row(title: str, impls: Dict[str, Callable[[], Any]], quick: bool) -> Row:
     times = interleaved(impls, number=3 if quick else 5, rounds=5 if quick else 11, warmup=2, settle=0.2)
     tripy = times.pop("tripy")
     best = min(times, key=lambda k: times[k])
-    return Row(title, tripy, times, ">= 0.9x best peer", kind="throughput", limit=0.9,
-               note=f"best peer: {best}")
+    return Row(title, tripy, times, ">= 0.9x best peer", kind="throughput", limit=0.9, note=f"best peer: {best}")
 
 
 def run(quick: bool = False) -> List[Row]:

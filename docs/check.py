@@ -24,8 +24,16 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,900"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1280,900",
+]
 
 PAGE_STATE = """
 const sheets = [...document.querySelectorAll('link[rel="stylesheet"]')];
@@ -91,8 +99,10 @@ def check_pages(driver: webdriver.Chrome, site: Path, problems: List[str]) -> Di
                 problems.append(f"{page.relative_to(site)}: broken link to {target}")
             elif fragment and target.suffix == ".html" and unquote(fragment) not in ids.get(target, set()):
                 problems.append(f"{page.relative_to(site)}: link to a missing anchor {target.name}#{fragment}")
-    print(f"pages: {len(pages)} rendered; links checked: {sum(map(len, links.values()))}; "
-          f"external links (not fetched): {len(external)}")
+    print(
+        f"pages: {len(pages)} rendered; links checked: {sum(map(len, links.values()))}; "
+        f"external links (not fetched): {len(external)}"
+    )
     for url in sorted(external):
         print(f"  external: {url}")
     return ids
@@ -106,7 +116,8 @@ def check_search(driver: webdriver.Chrome, site: Path, problems: List[str]) -> N
         deadline, found = time.time() + 20, []
         while time.time() < deadline:
             found = driver.execute_script(
-                "return [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+                "return [...document.querySelectorAll('#search-results li a')].map(a => a.href)"
+            )
             if found:
                 break
             time.sleep(0.2)

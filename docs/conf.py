@@ -29,9 +29,13 @@ nitpick_ignore_regex = [(r"py:.*", r"(?!tripy).*")]
 # type variable of what an executable returns (tp.compile(func: Callable[..., R]) -> Executable[R]), for type checkers;
 # an importer's Step is what it builds an ImportedModule from (importers call that constructor, users do not); a
 # profile's rows name the user's line (SourceFrame: file, line, code) and the XLA operation (HloOp) they come from.
-nitpick_ignore = [("py:class", "tripy_flatir.logging.Progress"), ("py:class", "tripy_frontend.compiler.executable.R"),
-                  ("py:class", "tripy_importers.module.Step"), ("py:class", "tripy_flatir.stack_info.SourceFrame"),
-                  ("py:class", "tripy_backend.hlo_ops.HloOp")]
+nitpick_ignore = [
+    ("py:class", "tripy_flatir.logging.Progress"),
+    ("py:class", "tripy_frontend.compiler.executable.R"),
+    ("py:class", "tripy_importers.module.Step"),
+    ("py:class", "tripy_flatir.stack_info.SourceFrame"),
+    ("py:class", "tripy_backend.hlo_ops.HloOp"),
+]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

@@ -29,7 +29,9 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0, help="first case's seed (case i uses seed + i)")
     parser.add_argument("--modes", nargs="+", default=list(chains.MODES), choices=chains.MODES)
-    parser.add_argument("--minutes", type=float, default=None, help="stop after this long (the cases done are reported)")
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="stop after this long (the cases done are reported)"
+    )
     parser.add_argument("--show", type=int, default=20, help="failures to print in full")
     args = parser.parse_args()
     counts: "collections.Counter[tuple]" = collections.Counter()
@@ -60,8 +62,11 @@ def main() -> int:
     print(f"\n{done} cases (seeds {args.seed}..{args.seed + done - 1}) x {len(args.modes)} modes in {elapsed:.0f} s")
     for mode in args.modes:
         row = {o: counts[(mode, o)] for o in ("match", "refusal", "mismatch", "raw", "bad-refusal", "bad-report")}
-        print(f"  {mode:8s} " + "  ".join(f"{k}={v}" for k, v in row.items())
-              + (f"  (matched at a second size: {counts[(mode, 'two-sizes')]})" if mode == "dynamic" else ""))
+        print(
+            f"  {mode:8s} "
+            + "  ".join(f"{k}={v}" for k, v in row.items())
+            + (f"  (matched at a second size: {counts[(mode, 'two-sizes')]})" if mode == "dynamic" else "")
+        )
     print("refusals by cause (all modes):")
     for cause, n in causes.most_common():
         print(f"  {n:6d}  {cause}")

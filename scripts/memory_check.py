@@ -65,8 +65,9 @@ def main() -> None:
     measure("eager", lambda i: eager_step(), args.eager, 500)
     new_shapes(args.new_shapes, report)
     range_sweep(args.range_max, report)
-    exe = tp.compile(lambda a, b: tp.tanh(a @ b) + 1.0,
-                     args=[tp.InputInfo((16, 16), tp.float32), tp.InputInfo((16, 16), tp.float32)])
+    exe = tp.compile(
+        lambda a, b: tp.tanh(a @ b) + 1.0, args=[tp.InputInfo((16, 16), tp.float32), tp.InputInfo((16, 16), tp.float32)]
+    )
     x = tp.Tensor(rng.standard_normal((16, 16), dtype=np.float32))
     measure("calls", lambda i: np.from_dlpack(exe(x, x)), args.calls, 200)
 
@@ -104,11 +105,14 @@ def range_sweep(hi: int, report: dict) -> None:
     the second sweep."""
     import tripy as tp
 
-    exe = tp.compile(lambda a: tp.tanh(a) * 2.0 + tp.sum(a, dim=0), args=[tp.InputInfo(((1, hi // 2, hi), 8), tp.float32)])
+    exe = tp.compile(
+        lambda a: tp.tanh(a) * 2.0 + tp.sum(a, dim=0), args=[tp.InputInfo(((1, hi // 2, hi), 8), tp.float32)]
+    )
 
     def sweep() -> None:
         for n in range(1, hi + 1):
             np.from_dlpack(exe(tp.Tensor(np.full((n, 8), 0.5, np.float32))))
+
     sweep()
     before = settled_rss()
     sweep()

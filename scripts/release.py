@@ -77,7 +77,7 @@ def set_version(pyproject: Path, version: Version) -> None:
     text = pyproject.read_text()
     new, count = re.subn(r'(?m)^version = "[^"]*"$', f'version = "{version}"', text, count=1)
     if count != 1:
-        raise ReleaseError(f"{pyproject}: no `version = \"...\"` line")
+        raise ReleaseError(f'{pyproject}: no `version = "..."` line')
     pyproject.write_text(new)
 
 
@@ -95,14 +95,16 @@ def check_dependents(name: str, version: Version, root: Path = ROOT) -> List[str
                 continue
             new_spec = f"{name}{policy_range(version)}"
             pyproject.write_text(pyproject.read_text().replace(f'"{spec}"', f'"{new_spec}"', 1))
-            report.append(f"{dependent}: its range {spec!r} does NOT admit {name} {version}: updated to "
-                          f"{new_spec!r}; release {dependent} too, or its users cannot get {name} {version}")
+            report.append(
+                f"{dependent}: its range {spec!r} does NOT admit {name} {version}: updated to "
+                f"{new_spec!r}; release {dependent} too, or its users cannot get {name} {version}"
+            )
     return report
 
 
 def last_tag(name: str, root: Path = ROOT) -> Optional[str]:
     tags = git("tag", "--list", f"{name}-v*", cwd=root).split()
-    versions = sorted((Version(t[len(name) + 2:]), t) for t in tags)
+    versions = sorted((Version(t[len(name) + 2 :]), t) for t in tags)
     return versions[-1][1] if versions else None
 
 
@@ -123,7 +125,7 @@ def add_changelog_entry(changelog: Path, version: Version, notes: List[str]) -> 
         return False
     unreleased = re.search(r"(?m)^## Unreleased$", text)
     if unreleased:
-        changelog.write_text(text[:unreleased.start()] + f"## {version}" + text[unreleased.end():])
+        changelog.write_text(text[: unreleased.start()] + f"## {version}" + text[unreleased.end() :])
         return True
     entry = f"## {version}\n\n" + "".join(f"- {note}\n" for note in notes) + "\n"
     first = re.search(r"(?m)^## ", text)
@@ -181,8 +183,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("package", help="distribution name, e.g. tripy-flatir")
     parser.add_argument("bump", choices=BUMPS)
     parser.add_argument("--index-url", help="upload URL of the package index (omit to build without publishing)")
-    parser.add_argument("--notes",
-                        help="the changelog entry (default: the package's commit subjects since its last tag)")
+    parser.add_argument(
+        "--notes", help="the changelog entry (default: the package's commit subjects since its last tag)"
+    )
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this checkout)")
     args = parser.parse_args(argv)
     try:

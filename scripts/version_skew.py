@@ -33,16 +33,32 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 # The tests each layer runs against released lower layers (its own unit tests; the meta package: a slice
 # of the end-to-end tests, and every code block of the docs).
-TESTS = {"tripy-trace": ["tests/trace"], "tripy-backend": ["tests/backend"], "tripy-frontend": ["tests/frontend"],
-         "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"],
-         "tripy-serve": ["tests/serve"]}
+TESTS = {
+    "tripy-trace": ["tests/trace"],
+    "tripy-backend": ["tests/backend"],
+    "tripy-frontend": ["tests/frontend"],
+    "tripy-inference": ["tests/e2e/test_foundation_ops.py", "tests/docs"],
+    "tripy-serve": ["tests/serve"],
+}
 # The frontend's tests import `tripy`: the meta package (a re-export) comes from HEAD with it.
 WITH_HEAD = {"tripy-frontend": ["tripy-importers", "tripy-inference"]}
 # Third-party packages the test environment gets at the versions this environment has (not from tags).
 # (tripy-serve's: its own dependencies and its tests' httpx and tokenizers; not tritonclient, whose ml-dtypes pin
 # conflicts with the one here: its conformance tests skip in that environment.)
-THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest", "starlette", "uvicorn", "grpcio", "protobuf",
-               "prometheus_client", "httpx", "tokenizers"]
+THIRD_PARTY = [
+    "jax",
+    "jaxlib",
+    "numpy",
+    "ml_dtypes",
+    "pytest",
+    "starlette",
+    "uvicorn",
+    "grpcio",
+    "protobuf",
+    "prometheus_client",
+    "httpx",
+    "tokenizers",
+]
 
 
 def run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -70,7 +86,7 @@ def below(name: str, names: Dict[str, dict]) -> List[str]:
 
 def released(name: str, root: Path) -> List[Version]:
     tags = run(["git", "tag", "--list", f"{name}-v*"], root).stdout.split()
-    return sorted((Version(t[len(name) + 2:]) for t in tags), reverse=True)
+    return sorted((Version(t[len(name) + 2 :]) for t in tags), reverse=True)
 
 
 def choose(layer: str, names: Dict[str, dict], root: Path) -> Tuple[Dict[str, Optional[Version]], List[str]]:
@@ -144,8 +160,9 @@ def check_layer(layer: str, root: Path) -> Optional[bool]:
             print(result.stdout[-6000:] + result.stderr[-2000:])
     pinned = {d: v for d, v in chosen.items() if v is not None}
     for dep, version in pinned.items():
-        ranges = [f"{p}: {r}" for p in [layer] + below(layer, names) for r in requirements(names[p], names)
-                  if r.name == dep]
+        ranges = [
+            f"{p}: {r}" for p in [layer] + below(layer, names) for r in requirements(names[p], names) if r.name == dep
+        ]
         print(f"   WRONG RANGE? {'; '.join(ranges)} admits {dep} {version}, and {layer} at HEAD fails with it")
     return False
 

@@ -61,15 +61,20 @@ def main() -> None:
             url = ""
             while not url.startswith("http://127.0.0.1"):
                 url = server.stdout.readline().strip()  # type: ignore[union-attr]
-            driver = make_driver(shutil.which("chromium") or "chromium", shutil.which("chromedriver") or "chromedriver",
-                                 str(Path(folder) / "chromium"))
+            driver = make_driver(
+                shutil.which("chromium") or "chromium",
+                shutil.which("chromedriver") or "chromedriver",
+                str(Path(folder) / "chromium"),
+            )
             try:
                 driver.set_window_size(1400, 900)
                 driver.get(url)
                 time.sleep(15)
-                driver.execute_script("[...document.querySelectorAll('mat-icon, .mat-icon, i')]"
-                                      ".filter(e => e.innerText.trim() === 'unfold_more_double')"
-                                      ".forEach(e => (e.closest('button, div') || e).click())")
+                driver.execute_script(
+                    "[...document.querySelectorAll('mat-icon, .mat-icon, i')]"
+                    ".filter(e => e.innerText.trim() === 'unfold_more_double')"
+                    ".forEach(e => (e.closest('button, div') || e).click())"
+                )
                 time.sleep(5)
                 driver.save_screenshot(str(OUT))
             finally:

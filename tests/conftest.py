@@ -61,8 +61,9 @@ def _compile_and_run(func: Callable[..., Any], *args: Any) -> Any:
     if not hasattr(tp, "compile"):
         pytest.skip("compiled mode is not available")
     # DimensionSizes stay baked in: they are shape values, not data inputs.
-    tensor_positions = [i for i, a in enumerate(args)
-                        if isinstance(a, tp.Tensor) and not isinstance(a, tp.DimensionSize)]
+    tensor_positions = [
+        i for i, a in enumerate(args) if isinstance(a, tp.Tensor) and not isinstance(a, tp.DimensionSize)
+    ]
     infos = [tp.InputInfo(tuple(int(d) for d in args[i].shape), args[i].dtype) for i in tensor_positions]
 
     def wrapper(*tensors: Any) -> Any:

@@ -43,8 +43,11 @@ print("page:", DOCUMENT_UNDER["cbrt"])
 
 
 def test_the_walkthrough_adds_tripy_cbrt():
-    files = [b.code for b in code_blocks.blocks(ROOT / "docs" / "guides" / "architecture.rst")
-             if "file" in b.options.get("class", "")]
+    files = [
+        b.code
+        for b in code_blocks.blocks(ROOT / "docs" / "guides" / "architecture.rst")
+        if "file" in b.options.get("class", "")
+    ]
     assert len(files) == 2, "the walkthrough shows the FlatIR file and the frontend file"
     script = f"FLAT_FILE = {files[0]!r}\nFRONTEND_FILE = {files[1]!r}\n" + textwrap.dedent(CHILD)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -32,8 +32,13 @@ def _documented():
     for n in tp.__all__:  # the public methods of public classes (tripy.Module.state_dict, ...)
         cls = getattr(tp, n)
         if inspect.isclass(cls):
-            items.update({f"tripy.{n}.{m}": getattr(cls, m) for m, f in vars(cls).items()
-                          if not m.startswith("_") and (inspect.isfunction(f) or isinstance(f, (classmethod, staticmethod)))})
+            items.update(
+                {
+                    f"tripy.{n}.{m}": getattr(cls, m)
+                    for m, f in vars(cls).items()
+                    if not m.startswith("_") and (inspect.isfunction(f) or isinstance(f, (classmethod, staticmethod)))
+                }
+            )
     items.update({f"Tensor.{n}": f for n, f in TENSOR_METHOD_REGISTRY.methods.items()})
     for name, obj in sorted(items.items()):
         for i, code in enumerate(_examples(inspect.getdoc(obj) or "")):
@@ -46,11 +51,16 @@ def test_docstring_example(code):
 
 
 def test_public_functions_have_examples():
-    missing = [n for n in tp.__all__ if inspect.isfunction(getattr(tp, n)) and not _examples(inspect.getdoc(getattr(tp, n)) or "")]
+    missing = [
+        n
+        for n in tp.__all__
+        if inspect.isfunction(getattr(tp, n)) and not _examples(inspect.getdoc(getattr(tp, n)) or "")
+    ]
     assert not missing, f"public functions without a runnable example: {missing}"
 
 
-@pytest.mark.parametrize("method", ["named_parameters", "named_children", "state_dict", "load_state_dict",
-                                    "initialize_dummy_parameters"])
+@pytest.mark.parametrize(
+    "method", ["named_parameters", "named_children", "state_dict", "load_state_dict", "initialize_dummy_parameters"]
+)
 def test_module_methods_have_examples(method):
     assert _examples(inspect.getdoc(getattr(tp.Module, method)) or "")

@@ -8,9 +8,14 @@ from typing import Dict, List, Set, Tuple
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "packages"
-PACKAGES = {"tripy_flatir": "tripy-flatir", "tripy_trace": "tripy-trace", "tripy_backend": "tripy-backend",
-            "tripy_frontend": "tripy-frontend", "tripy_importers": "tripy-importers",
-            "tripy_serve": "tripy-serve"}
+PACKAGES = {
+    "tripy_flatir": "tripy-flatir",
+    "tripy_trace": "tripy-trace",
+    "tripy_backend": "tripy-backend",
+    "tripy_frontend": "tripy-frontend",
+    "tripy_importers": "tripy-importers",
+    "tripy_serve": "tripy-serve",
+}
 # The cycles left, each to be taken apart (none left: keep it that way).
 KNOWN_CYCLES: List[Set[str]] = []
 MAX_FUNCTION_LEVEL_IMPORTS = 0
@@ -99,8 +104,10 @@ def test_no_import_cycles_inside_a_package(package):
 
 
 def test_function_level_imports_of_tripy_modules_do_not_grow():
-    count = sum(inside for package in PACKAGES for path in _modules(package).values()
-                for _, _, inside in _tripy_imports(path))
+    count = sum(
+        inside for package in PACKAGES for path in _modules(package).values() for _, _, inside in _tripy_imports(path)
+    )
     assert count <= MAX_FUNCTION_LEVEL_IMPORTS, (
         f"{count} function-level imports of tripy modules (at most {MAX_FUNCTION_LEVEL_IMPORTS}): import at module "
-        "level, or take apart the cycle that needs it")
+        "level, or take apart the cycle that needs it"
+    )

@@ -43,8 +43,9 @@ class BasicBlock(tp.Module):
         self.bn2 = tp.BatchNorm(cout)
         self.downsample = None
         if stride != 1 or cin != cout:
-            self.downsample = tp.Sequential(tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False),
-                                            tp.BatchNorm(cout))
+            self.downsample = tp.Sequential(
+                tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False), tp.BatchNorm(cout)
+            )
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         out = self.bn2(self.conv2(tp.relu(self.bn1(self.conv1(x)))))
@@ -121,7 +122,9 @@ def torch_resnet18(state: Dict[str, np.ndarray]) -> Any:
             self.maxpool = nn.MaxPool2d(3, 2, 1)
             cin = 64
             for i, width in enumerate(WIDTHS):
-                setattr(self, f"layer{i + 1}", nn.Sequential(Block(cin, width, 1 if i == 0 else 2), Block(width, width, 1)))
+                setattr(
+                    self, f"layer{i + 1}", nn.Sequential(Block(cin, width, 1 if i == 0 else 2), Block(width, width, 1))
+                )
                 cin = width
             self.fc = nn.Linear(512, 1000)
 
@@ -158,8 +161,10 @@ class UNet(tp.Module):
     def __init__(self, c: int = 32) -> None:
         super().__init__()
         self.enc1, self.down1 = ConvBlock(3, c), tp.Conv(c, 2 * c, (3, 3), padding=((1, 1), (1, 1)), stride=(2, 2))
-        self.enc2, self.down2 = ConvBlock(2 * c, 2 * c), tp.Conv(2 * c, 4 * c, (3, 3), padding=((1, 1), (1, 1)),
-                                                                 stride=(2, 2))
+        self.enc2, self.down2 = (
+            ConvBlock(2 * c, 2 * c),
+            tp.Conv(2 * c, 4 * c, (3, 3), padding=((1, 1), (1, 1)), stride=(2, 2)),
+        )
         self.mid = ConvBlock(4 * c, 4 * c)
         self.up2, self.dec2 = tp.ConvTranspose(4 * c, 2 * c, (2, 2), stride=(2, 2)), ConvBlock(4 * c, 2 * c)
         self.up1, self.dec1 = tp.ConvTranspose(2 * c, c, (2, 2), stride=(2, 2)), ConvBlock(2 * c, c)
@@ -222,8 +227,11 @@ WORKLOADS: Dict[str, Tuple[Callable[[], tp.Module], Callable[[Dict[str, np.ndarr
 def previous_code() -> Iterator[None]:
     """Compile as tripy did before: convolutions in the layout of the program, BatchNorm not folded, XLA:CPU's
     default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements."""
-    old_env, old_fold, old_accepts = (os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST"), batchnorm.scaled_convolution,
-                                      cpu_plan._xla.accepts_cpu_option)
+    old_env, old_fold, old_accepts = (
+        os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST"),
+        batchnorm.scaled_convolution,
+        cpu_plan._xla.accepts_cpu_option,
+    )
     old_kernels = cpu_plan.CONVOLUTION_KERNEL_ELEMENTS
     os.environ["TRIPY_XLA_CPU_CHANNELS_LAST"] = "0"
     batchnorm.scaled_convolution = lambda x, scale: None  # type: ignore[assignment]
@@ -265,6 +273,7 @@ def contenders(name: str) -> Tuple[Dict[str, Callable[[], Any]], Dict[str, str]]
         def run_torch() -> Any:
             with torch.inference_mode():
                 return net(xt).numpy()
+
         runs["pytorch"] = run_torch
         session = onnx_session(net, (xt,), ["x"], name)
         runs["onnxruntime"] = lambda: session.run(None, {"x": x})[0]
@@ -290,7 +299,7 @@ def measure(runs: Dict[str, Callable[[], Any]], rounds: int, settle: float) -> D
     times: Dict[str, List[float]] = {name: [] for name in runs}
     names = list(runs)
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             time.sleep(settle)
             t0 = time.perf_counter()
             runs[name]()
@@ -312,14 +321,27 @@ def main() -> None:
         runs, missing = contenders(name)
         med = measure(runs, args.rounds, args.settle)
         rows = [[n, f"{t * 1e3:.1f}"] for n, t in med.items()] + [[n, f"n/a ({why})"] for n, why in missing.items()]
-        print_table(f"{name} ({'x'.join(map(str, WORKLOADS[name][2]))}), median of {args.rounds}", ["contender", "ms"],
-                    rows, med, lower_is_better=True)
+        print_table(
+            f"{name} ({'x'.join(map(str, WORKLOADS[name][2]))}), median of {args.rounds}",
+            ["contender", "ms"],
+            rows,
+            med,
+            lower_is_better=True,
+        )
         peers = [t for n, t in med.items() if n in ("onnxruntime", "openvino")]
         best = f"{med['tripy'] / min(peers):.2f}x" if peers else "n/a"
-        summary.append([name] + [f"{med[n] * 1e3:.1f}" if n in med else "n/a" for n in
-                                 ("tripy", "tripy (previous)", "onnxruntime", "openvino", "pytorch")] + [best])
-    print("\n| workload | tripy ms | tripy (previous) ms | ONNX Runtime ms | OpenVINO ms | PyTorch ms | tripy / best of "
-          "ONNX Runtime and OpenVINO |\n|---|---|---|---|---|---|---|")
+        summary.append(
+            [name]
+            + [
+                f"{med[n] * 1e3:.1f}" if n in med else "n/a"
+                for n in ("tripy", "tripy (previous)", "onnxruntime", "openvino", "pytorch")
+            ]
+            + [best]
+        )
+    print(
+        "\n| workload | tripy ms | tripy (previous) ms | ONNX Runtime ms | OpenVINO ms | PyTorch ms | tripy / best of "
+        "ONNX Runtime and OpenVINO |\n|---|---|---|---|---|---|---|"
+    )
     for row in summary:
         print("| " + " | ".join(row) + " |")
 

@@ -25,17 +25,32 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer_utils import NotAvailable, onnx_session, openvino_model, openvino_run  # noqa: E402
 
 # (in channels, out channels, kernel, stride, input size, how many times ResNet-18 runs it)
-LAYERS = [(3, 64, 7, 2, 224, 1), (64, 64, 3, 1, 56, 4), (64, 128, 3, 2, 56, 1), (128, 128, 3, 1, 28, 3),
-          (64, 128, 1, 2, 56, 1), (128, 256, 3, 2, 28, 1), (256, 256, 3, 1, 14, 3), (128, 256, 1, 2, 28, 1),
-          (256, 512, 3, 2, 14, 1), (512, 512, 3, 1, 7, 3), (256, 512, 1, 2, 14, 1)]
+LAYERS = [
+    (3, 64, 7, 2, 224, 1),
+    (64, 64, 3, 1, 56, 4),
+    (64, 128, 3, 2, 56, 1),
+    (128, 128, 3, 1, 28, 3),
+    (64, 128, 1, 2, 56, 1),
+    (128, 256, 3, 2, 28, 1),
+    (256, 256, 3, 1, 14, 3),
+    (128, 256, 1, 2, 28, 1),
+    (256, 512, 3, 2, 14, 1),
+    (512, 512, 3, 1, 7, 3),
+    (256, 512, 1, 2, 14, 1),
+]
 
 
 def layer_runs(cin: int, cout: int, k: int, stride: int, size: int) -> Dict[str, Callable[[], Any]]:
     rng = np.random.default_rng(0)
     pad = k // 2
-    conv, bn = tp.Conv(cin, cout, (k, k), padding=((pad, pad),) * 2, stride=(stride, stride), bias=False), tp.BatchNorm(cout)
+    conv, bn = (
+        tp.Conv(cin, cout, (k, k), padding=((pad, pad),) * 2, stride=(stride, stride), bias=False),
+        tp.BatchNorm(cout),
+    )
     w = (rng.normal(size=(cout, cin, k, k)) * np.sqrt(2 / (cin * k * k))).astype(np.float32)
-    stats = {n: rng.uniform(0.5, 1.5, cout).astype(np.float32) for n in ("weight", "bias", "running_mean", "running_var")}
+    stats = {
+        n: rng.uniform(0.5, 1.5, cout).astype(np.float32) for n in ("weight", "bias", "running_mean", "running_var")
+    }
     conv.load_state_dict({"weight": w})
     bn.load_state_dict(stats)
     x = rng.normal(size=(1, cin, size, size)).astype(np.float32)
@@ -45,8 +60,9 @@ def layer_runs(cin: int, cout: int, k: int, stride: int, size: int) -> Dict[str,
     try:
         import torch
 
-        net = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride, pad, bias=False), torch.nn.BatchNorm2d(cout),
-                                  torch.nn.ReLU()).eval()
+        net = torch.nn.Sequential(
+            torch.nn.Conv2d(cin, cout, k, stride, pad, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.ReLU()
+        ).eval()
         net[0].weight.data = torch.from_numpy(w)
         for n, v in stats.items():
             getattr(net[1], n).data = torch.from_numpy(v)
@@ -66,7 +82,7 @@ def median_ms(runs: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, floa
     times: Dict[str, List[float]] = {n: [] for n in runs}
     names = list(runs)
     for r in range(rounds):
-        for n in names[r % len(names):] + names[:r % len(names)]:
+        for n in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter()
             runs[n]()
             times[n].append(time.perf_counter() - t0)
@@ -79,8 +95,12 @@ def main() -> None:
     args = parser.parse_args()
     import jaxlib
 
-    print(f"ResNet-18's convolutions (+BatchNorm, ReLU) alone, batch 1, {os.cpu_count()} cores, jaxlib {jaxlib.__version__}")
-    print("\n| layer (in->out, kxk/stride, size) | times in net | tripy ms | ONNX Runtime ms | OpenVINO ms | tripy / best |")
+    print(
+        f"ResNet-18's convolutions (+BatchNorm, ReLU) alone, batch 1, {os.cpu_count()} cores, jaxlib {jaxlib.__version__}"
+    )
+    print(
+        "\n| layer (in->out, kxk/stride, size) | times in net | tripy ms | ONNX Runtime ms | OpenVINO ms | tripy / best |"
+    )
     print("|---|---|---|---|---|---|")
     total: Dict[str, float] = {}
     for cin, cout, k, stride, size, count in LAYERS:
@@ -90,7 +110,9 @@ def main() -> None:
         peers = [t for n, t in med.items() if n != "tripy"]
         ratio = f"{med['tripy'] / min(peers):.2f}x" if peers else "n/a"
         cells = [f"{med[n]:.2f}" if n in med else "n/a" for n in ("tripy", "onnxruntime", "openvino")]
-        print(f"| {cin}->{cout}, {k}x{k}/{stride}, {size} | {count} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
+        print(
+            f"| {cin}->{cout}, {k}x{k}/{stride}, {size} | {count} | " + " | ".join(cells) + f" | {ratio} |", flush=True
+        )
     cells = [f"{total[n]:.1f}" if n in total else "n/a" for n in ("tripy", "onnxruntime", "openvino")]
     print("| sum over the network | 20 | " + " | ".join(cells) + " | |")
 

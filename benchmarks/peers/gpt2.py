@@ -42,8 +42,14 @@ import reference  # noqa: E402
 from model import GPT, GPTConfig, convert_weights, random_state_dict  # noqa: E402
 from run import compile_kv_programs, generate_with_cache, padded_length, cache_length, quality  # noqa: E402
 
-from peer_utils import (NotAvailable, onnx_file, onnx_session, openvino_model, openvino_run,  # noqa: E402
-                        print_table)
+from peer_utils import (  # noqa: E402
+    NotAvailable,
+    onnx_file,
+    onnx_session,
+    openvino_model,
+    openvino_run,
+    print_table,
+)
 
 Generate = Callable[[List[int]], Tuple[List[int], float, float]]
 
@@ -79,6 +85,7 @@ def torch_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarr
     def run() -> np.ndarray:
         with torch.inference_mode():
             return model(x).numpy()
+
     return run
 
 
@@ -86,8 +93,9 @@ def ort_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray
     import torch
 
     model = torch_model(state, config)
-    session = onnx_session(model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"],
-                           f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}")
+    session = onnx_session(
+        model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"], f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}"
+    )
     x = idx.astype(np.int64)
     return lambda: session.run(None, {"idx": x})[0]
 
@@ -96,8 +104,9 @@ def openvino_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.nd
     import torch
 
     model = torch_model(state, config)
-    compiled = openvino_model(model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"],
-                              f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}")
+    compiled = openvino_model(
+        model, (torch.from_numpy(idx.astype(np.int64)),), ["idx"], f"gpt2_forward_L{config.n_layer}_T{idx.shape[1]}"
+    )
     x = idx.astype(np.int64)
     return lambda: openvino_run(compiled, {"idx": x})[0]
 
@@ -115,8 +124,12 @@ def jax_forward(state: Dict[str, np.ndarray], config: GPTConfig, idx: np.ndarray
 
 
 # ---- generation ---------------------------------------------------------------------------------------
-def greedy_loop(prefill: Callable[[np.ndarray, int], Any], decode: Callable[[Any, int, Any], Any],
-                read: Callable[[Any], int], prompt_len: int) -> Generate:
+def greedy_loop(
+    prefill: Callable[[np.ndarray, int], Any],
+    decode: Callable[[Any, int, Any], Any],
+    read: Callable[[Any], int],
+    prompt_len: int,
+) -> Generate:
     """A generation loop around a peer's prefill/decode (the structure of run.generate_with_cache)."""
 
     def generate(prompt: List[int]) -> Tuple[List[int], float, float]:
@@ -131,11 +144,13 @@ def greedy_loop(prefill: Callable[[np.ndarray, int], Any], decode: Callable[[Any
             token, cache = decode(token, pos, cache)
             tokens.append(read(token))
         return tokens, first, time.perf_counter() - start
+
     return generate
 
 
-def tripy_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int,
-                   weights: str = "float32") -> Generate:
+def tripy_generate(
+    state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int, weights: str = "float32"
+) -> Generate:
     model = GPT(dataclasses.replace(config, weights=weights))
     model.load_state_dict(convert_weights(state, weights))
     prefill, decode = compile_kv_programs(model, prompt_len, cache_len)
@@ -160,8 +175,14 @@ def torch_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: 
     return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
 
 
-def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int,
-                      load: Callable[..., Any], run: Callable[[Any, Dict[str, Any]], Any]) -> Generate:
+def exported_generate(
+    state: Dict[str, np.ndarray],
+    config: GPTConfig,
+    prompt_len: int,
+    cache_len: int,
+    load: Callable[..., Any],
+    run: Callable[[Any, Dict[str, Any]], Any],
+) -> Generate:
     """Generation with the prefill and decode programs exported to ONNX, loaded by `load(module, args,
     input_names, name)` (onnx_session, openvino_model or ort_int8_session) and run by `run(program, inputs) ->
     outputs`."""
@@ -175,23 +196,27 @@ def exported_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_le
     cache = [torch.zeros(shape) for shape in GPT(config).cache_shapes(1, cache_len)]
     names = [f"cache{i}" for i in range(len(cache))]
     prefill_program = load(Prefill(model).eval(), (ids, one), ["idx", "length"], f"gpt2_prefill_{tag}")
-    decode_program = load(Decode(model).eval(), (one[None], one, *cache), ["token", "pos", *names],
-                          f"gpt2_decode_{tag}")
+    decode_program = load(
+        Decode(model).eval(), (one[None], one, *cache), ["token", "pos", *names], f"gpt2_decode_{tag}"
+    )
 
     def prefill(ids: np.ndarray, n: int) -> Any:
         token, *cache = run(prefill_program, {"idx": ids, "length": np.array([n], np.int64)})
         return token, cache
 
     def decode(token: Any, pos: int, cache: Any) -> Any:
-        token, *cache = run(decode_program, {"token": token, "pos": np.array([pos], np.int64), **dict(zip(names, cache))})
+        token, *cache = run(
+            decode_program, {"token": token, "pos": np.array([pos], np.int64), **dict(zip(names, cache))}
+        )
         return token, cache
 
     return greedy_loop(prefill, decode, lambda t: int(t[0, 0]), prompt_len)
 
 
 def ort_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
-    return exported_generate(state, config, prompt_len, cache_len, onnx_session,
-                             lambda session, inputs: session.run(None, inputs))
+    return exported_generate(
+        state, config, prompt_len, cache_len, onnx_session, lambda session, inputs: session.run(None, inputs)
+    )
 
 
 def ort_int8_session(method: str, module: Any, args: tuple, input_names: List[str], name: str) -> Any:
@@ -212,8 +237,9 @@ def ort_int8_session(method: str, module: Any, args: tuple, input_names: List[st
             import onnx
             from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-            quantizer = MatMulNBitsQuantizer(onnx.load(source), bits=8, block_size=128, is_symmetric=True,
-                                             accuracy_level=4)
+            quantizer = MatMulNBitsQuantizer(
+                onnx.load(source), bits=8, block_size=128, is_symmetric=True, accuracy_level=4
+            )
             quantizer.process()
             quantizer.model.save_model_to_file(path + ".tmp.onnx", use_external_data_format=False)
         os.replace(path + ".tmp.onnx", path)
@@ -223,10 +249,17 @@ def ort_int8_session(method: str, module: Any, args: tuple, input_names: List[st
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
-def ort_int8_generate(method: str, state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int,
-                      cache_len: int) -> Generate:
-    return exported_generate(state, config, prompt_len, cache_len, functools.partial(ort_int8_session, method),
-                             lambda session, inputs: session.run(None, inputs))
+def ort_int8_generate(
+    method: str, state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int
+) -> Generate:
+    return exported_generate(
+        state,
+        config,
+        prompt_len,
+        cache_len,
+        functools.partial(ort_int8_session, method),
+        lambda session, inputs: session.run(None, inputs),
+    )
 
 
 def openvino_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: int, cache_len: int) -> Generate:
@@ -256,15 +289,29 @@ def jax_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_len: in
 
 
 NEW_TOKENS = 64
-FORWARD = {"tripy": tripy_forward, "pytorch": torch_forward, "onnxruntime": ort_forward, "openvino": openvino_forward,
-           "jax.jit": jax_forward}
-GENERATE = {"tripy": tripy_generate, "pytorch": torch_generate, "onnxruntime": ort_generate,
-            "openvino": openvino_generate, "jax.jit": jax_generate}
+FORWARD = {
+    "tripy": tripy_forward,
+    "pytorch": torch_forward,
+    "onnxruntime": ort_forward,
+    "openvino": openvino_forward,
+    "jax.jit": jax_forward,
+}
+GENERATE = {
+    "tripy": tripy_generate,
+    "pytorch": torch_generate,
+    "onnxruntime": ort_generate,
+    "openvino": openvino_generate,
+    "jax.jit": jax_generate,
+}
 # Contenders with narrow weights, by weight format: (name, maker)
-NARROW = {"int8": [("tripy int8", functools.partial(tripy_generate, weights="int8")),
-                   ("onnxruntime int8 (MatMulNBits)", functools.partial(ort_int8_generate, "nbits")),
-                   ("onnxruntime int8 (dynamic)", functools.partial(ort_int8_generate, "dynamic"))],
-          "bfloat16": [("tripy bfloat16", functools.partial(tripy_generate, weights="bfloat16"))]}
+NARROW = {
+    "int8": [
+        ("tripy int8", functools.partial(tripy_generate, weights="int8")),
+        ("onnxruntime int8 (MatMulNBits)", functools.partial(ort_int8_generate, "nbits")),
+        ("onnxruntime int8 (dynamic)", functools.partial(ort_int8_generate, "dynamic")),
+    ],
+    "bfloat16": [("tripy bfloat16", functools.partial(tripy_generate, weights="bfloat16"))],
+}
 
 
 def make_all(makers: Dict[str, Callable[..., Any]], *args: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
@@ -297,7 +344,7 @@ def bench_forward(state: Dict[str, np.ndarray], config: GPTConfig, seq: int, rou
     times: Dict[str, List[float]] = {name: [] for name in runs}
     names = list(runs)
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             time.sleep(settle)
             start = time.perf_counter()
             runs[name]()
@@ -305,8 +352,13 @@ def bench_forward(state: Dict[str, np.ndarray], config: GPTConfig, seq: int, rou
     med = {name: statistics.median(t) for name, t in times.items()}
     rows = [[name, f"{t * 1e3:.0f}", f"{seq / t:.0f}"] for name, t in med.items()]
     rows += [[name, f"n/a ({why})", ""] for name, why in missing.items()]
-    print_table(f"GPT-2 forward (batch 1, T={seq}), median of {rounds}", ["contender", "ms", "tokens/s"], rows,
-                med, lower_is_better=True)
+    print_table(
+        f"GPT-2 forward (batch 1, T={seq}), median of {rounds}",
+        ["contender", "ms", "tokens/s"],
+        rows,
+        med,
+        lower_is_better=True,
+    )
 
 
 def bandwidth_probe(megabytes: int = 512) -> Callable[[], float]:
@@ -318,6 +370,7 @@ def bandwidth_probe(megabytes: int = 512) -> Callable[[], float]:
         start = time.perf_counter()
         data.sum()
         return data.nbytes / (time.perf_counter() - start) / 1e9
+
     return probe
 
 
@@ -343,8 +396,14 @@ def weights_of(name: str) -> str:
     return "int8" if "int8" in name else "bfloat16" if "bfloat16" in name else "float32"
 
 
-def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_tokens: int, rounds: int,
-                   settle: float, makers: Dict[str, Callable[..., Any]]) -> None:
+def bench_generate(
+    state: Dict[str, np.ndarray],
+    config: GPTConfig,
+    prompt_tokens: int,
+    rounds: int,
+    settle: float,
+    makers: Dict[str, Callable[..., Any]],
+) -> None:
     prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=prompt_tokens)]
     prompt_len = padded_length(prompt_tokens, 16, config.block_size)
     cache_len = cache_length(prompt_len, NEW_TOKENS, config.block_size)
@@ -362,15 +421,18 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
     results: Dict[str, List[Tuple[float, float]]] = {name: [] for name in gens}
     names = list(gens)
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             time.sleep(settle)
             _, first, total = gens[name](prompt)
             results[name].append((first, total))
         time.sleep(settle)
         bandwidth += [probe() for _ in range(3)]
-        print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s"
-                                                       for n in names) + f", NumPy sum {max(bandwidth[-3:]):.1f} GB/s",
-              flush=True)
+        print(
+            f"  round {r + 1}/{rounds}: "
+            + ", ".join(f"{n} {NEW_TOKENS / results[n][-1][1]:.1f} tokens/s" for n in names)
+            + f", NumPy sum {max(bandwidth[-3:]):.1f} GB/s",
+            flush=True,
+        )
     gbs = max(bandwidth)  # (a limit: the best the machine gave; a busy machine's probes read low)
     rate = {name: NEW_TOKENS / statistics.median(t for _, t in res) for name, res in results.items()}
     decode = {name: (NEW_TOKENS - 1) / statistics.median(t - f for f, t in res) for name, res in results.items()}
@@ -378,14 +440,32 @@ def bench_generate(state: Dict[str, np.ndarray], config: GPTConfig, prompt_token
     rows = []
     for name, res in results.items():
         limit = gbs * 1e9 / step_bytes(state, config, cache_len, weights_of(name))
-        rows.append([name, f"{rate[name]:.1f}", f"{decode[name]:.1f}", f"{decode[name] / base:.2f}x" if base else "",
-                     f"{decode[name] / limit:.0%} of {limit:.0f}", f"{statistics.median(f for f, _ in res) * 1e3:.0f}"])
+        rows.append(
+            [
+                name,
+                f"{rate[name]:.1f}",
+                f"{decode[name]:.1f}",
+                f"{decode[name] / base:.2f}x" if base else "",
+                f"{decode[name] / limit:.0%} of {limit:.0f}",
+                f"{statistics.median(f for f, _ in res) * 1e3:.0f}",
+            ]
+        )
     rows += [[name, f"n/a ({why})", "", "", "", ""] for name, why in missing.items()]
-    print_table(f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}; "
-                f"memory bandwidth (NumPy sum, best of {len(bandwidth)}) {gbs:.1f} GB/s",
-                ["contender", "tokens/s", "decode tokens/s", "decode vs tripy float32",
-                 "of the bandwidth limit (tokens/s)", "first token ms"], rows,
-                {n: r for n, r in rate.items() if weights_of(n) == "float32"}, lower_is_better=False)
+    print_table(
+        f"GPT-2 greedy generation ({prompt_tokens}-token prompt, {NEW_TOKENS} new tokens), median of {rounds}; "
+        f"memory bandwidth (NumPy sum, best of {len(bandwidth)}) {gbs:.1f} GB/s",
+        [
+            "contender",
+            "tokens/s",
+            "decode tokens/s",
+            "decode vs tripy float32",
+            "of the bandwidth limit (tokens/s)",
+            "first token ms",
+        ],
+        rows,
+        {n: r for n, r in rate.items() if weights_of(n) == "float32"},
+        lower_is_better=False,
+    )
     for w in sorted({weights_of(n) for n in rate} - {"float32"}):
         peers = {n: r for n, r in rate.items() if weights_of(n) == w and not n.startswith("tripy")}
         if f"tripy {w}" in rate and peers:
@@ -398,9 +478,12 @@ def print_quality(state: Dict[str, np.ndarray], config: GPTConfig, weights: List
     prompt = [int(t) for t in np.random.default_rng(1).integers(0, config.vocab_size, size=16)]
     for w in weights:
         error, share, largest = quality(state, dataclasses.replace(config, weights=w), prompt, NEW_TOKENS)
-        print(f"quality of tripy {w} against float32 (random weights, 16-token prompt): max |logits error| "
-              f"{error:.4f} (float32 logits up to {largest:.2f}), greedy tokens matching over {NEW_TOKENS} steps "
-              f"(both fed float32's tokens): {share:.0%}", flush=True)
+        print(
+            f"quality of tripy {w} against float32 (random weights, 16-token prompt): max |logits error| "
+            f"{error:.4f} (float32 logits up to {largest:.2f}), greedy tokens matching over {NEW_TOKENS} steps "
+            f"(both fed float32's tokens): {share:.0%}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -409,15 +492,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", choices=["forward", "generate"])
     parser.add_argument("--settle", type=float, default=0.2, help="pause before each timed run (s)")
-    parser.add_argument("--weights-dtypes", default="float32,int8,bfloat16",
-                        help="generation: the weight formats whose contenders run (float32: tripy and the peers)")
-    parser.add_argument("--peers", default=",".join(GENERATE),
-                        help="generation: the float32 contenders besides tripy (e.g. pytorch,onnxruntime)")
+    parser.add_argument(
+        "--weights-dtypes",
+        default="float32,int8,bfloat16",
+        help="generation: the weight formats whose contenders run (float32: tripy and the peers)",
+    )
+    parser.add_argument(
+        "--peers",
+        default=",".join(GENERATE),
+        help="generation: the float32 contenders besides tripy (e.g. pytorch,onnxruntime)",
+    )
     parser.add_argument("--no-quality", action="store_true", help="skip the narrow weights' quality check")
     args = parser.parse_args()
     config = GPTConfig(n_layer=args.layers)
-    print(f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
-          f"float32, random weights, CPU with {os.cpu_count()} cores")
+    print(
+        f"GPT-2 (layers={config.n_layer}, dims={config.n_embd}, heads={config.n_head}, vocab={config.vocab_size}), "
+        f"float32, random weights, CPU with {os.cpu_count()} cores"
+    )
     state = random_state_dict(config, seed=0)
     if args.only != "generate":
         bench_forward(state, config, 128, args.rounds * 2, args.settle)

@@ -40,8 +40,9 @@ def _block(p: Dict[str, Any], i: int, x: Any, n_head: int, eps: float, attend: A
     qkv = _linear(h, p[pre + "attn.c_attn.weight"], p[pre + "attn.c_attn.bias"])
     q, k, v = jnp.transpose(qkv.reshape(B, T, 3, n_head, C // n_head), (2, 0, 3, 1, 4))
     y, cache = attend(q, k, v)
-    x = x + _linear(jnp.transpose(y, (0, 2, 1, 3)).reshape(B, T, C), p[pre + "attn.c_proj.weight"],
-                    p[pre + "attn.c_proj.bias"])
+    x = x + _linear(
+        jnp.transpose(y, (0, 2, 1, 3)).reshape(B, T, C), p[pre + "attn.c_proj.weight"], p[pre + "attn.c_proj.bias"]
+    )
     h = R.layer_norm(jnp, x, p[pre + "ln_2.weight"], p[pre + "ln_2.bias"], eps)
     h = R.gelu(jnp, _linear(h, p[pre + "mlp.c_fc.weight"], p[pre + "mlp.c_fc.bias"]))
     return x + _linear(h, p[pre + "mlp.c_proj.weight"], p[pre + "mlp.c_proj.bias"]), cache
@@ -52,8 +53,9 @@ def _greedy(p: Dict[str, Any], x: Any, eps: float) -> Any:
     return jnp.argmax(_linear(x, p["lm_head.weight"]), axis=-1).astype(jnp.int32)  # [B, 1]
 
 
-def prefill(p: Dict[str, Any], idx: Any, length: Any, n_layer: int, n_head: int, cache_len: int,
-            eps: float = 1e-5) -> Tuple[Any, List[Any]]:
+def prefill(
+    p: Dict[str, Any], idx: Any, length: Any, n_layer: int, n_head: int, cache_len: int, eps: float = 1e-5
+) -> Tuple[Any, List[Any]]:
     T = idx.shape[1]
     x = p["transformer.wte.weight"][idx] + p["transformer.wpe.weight"][:T]
     causal = jnp.tril(jnp.ones((T, T), bool))
@@ -73,20 +75,25 @@ def prefill(p: Dict[str, Any], idx: Any, length: Any, n_layer: int, n_head: int,
     return _greedy(p, last, eps), cache
 
 
-def decode(p: Dict[str, Any], token: Any, pos: Any, cache: List[Any], n_layer: int, n_head: int,
-           eps: float = 1e-5) -> Tuple[Any, List[Any]]:
+def decode(
+    p: Dict[str, Any], token: Any, pos: Any, cache: List[Any], n_layer: int, n_head: int, eps: float = 1e-5
+) -> Tuple[Any, List[Any]]:
     x = p["transformer.wte.weight"][token] + p["transformer.wpe.weight"][pos]
     column = jnp.arange(cache[1].shape[2])
     here, hidden = column == pos[0], column > pos[0]
     new_cache: List[Any] = []
     for i in range(n_layer):
+
         def attend(q: Any, k: Any, v: Any, i: int = i) -> Tuple[Any, List[Any]]:
             keys_t, values = cache[2 * i], cache[2 * i + 1]
             scores = jnp.where(here, jnp.sum(q * k, -1, keepdims=True), q @ keys_t) * (1.0 / math.sqrt(q.shape[-1]))
             att = R.softmax(jnp, jnp.where(hidden, -jnp.inf, scores))
             y = jnp.where(here, 0.0, att) @ values + jnp.sum(jnp.where(here, att, 0.0), -1, keepdims=True) * v
-            return y, [lax.dynamic_update_slice_in_dim(keys_t, jnp.swapaxes(k, -1, -2), pos[0], axis=3),
-                       lax.dynamic_update_slice_in_dim(values, v, pos[0], axis=2)]
+            return y, [
+                lax.dynamic_update_slice_in_dim(keys_t, jnp.swapaxes(k, -1, -2), pos[0], axis=3),
+                lax.dynamic_update_slice_in_dim(values, v, pos[0], axis=2),
+            ]
+
         x, layer_cache = _block(p, i, x, n_head, eps, attend)
         new_cache += layer_cache
     return _greedy(p, x, eps), new_cache

@@ -18,8 +18,9 @@ import torch.nn.functional as F
 
 
 class TorchGPT(torch.nn.Module):
-    def __init__(self, state: Dict[str, np.ndarray], n_layer: int, n_head: int, cache_len: int = 0,
-                 eps: float = 1e-5) -> None:
+    def __init__(
+        self, state: Dict[str, np.ndarray], n_layer: int, n_head: int, cache_len: int = 0, eps: float = 1e-5
+    ) -> None:
         super().__init__()
         for name, value in state.items():
             self.register_buffer(name.replace(".", "_"), torch.from_numpy(value))
@@ -77,8 +78,9 @@ class TorchGPT(torch.nn.Module):
         last = x.index_select(1, length - 1)  # [B, 1, C]
         return self.logits(last)[:, 0], cache
 
-    def decode(self, token: torch.Tensor, pos: torch.Tensor,
-               cache: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, List[torch.Tensor]]:
+    def decode(
+        self, token: torch.Tensor, pos: torch.Tensor, cache: Sequence[torch.Tensor]
+    ) -> Tuple[torch.Tensor, List[torch.Tensor]]:
         x = self.embed(token, pos)  # [B, 1, C]
         column = torch.arange(cache[1].shape[2])
         here, hidden = column == pos, column > pos

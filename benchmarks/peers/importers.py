@@ -35,9 +35,13 @@ def _models() -> Dict[str, Tuple[Callable[[], Any], Callable[[Any], Tuple[Any, .
         return (torch.from_numpy(np.random.default_rng(0).integers(0, 30000, (1, 128))),)
 
     return {
-        "resnet50": (lambda: T.ResNetModel(T.ResNetConfig()),
-                     lambda torch: (torch.from_numpy(np.random.default_rng(0).standard_normal((1, 3, 224, 224))
-                                                     .astype(np.float32)),), ["pixel_values"]),
+        "resnet50": (
+            lambda: T.ResNetModel(T.ResNetConfig()),
+            lambda torch: (
+                torch.from_numpy(np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)),
+            ),
+            ["pixel_values"],
+        ),
         "bert": (lambda: T.BertModel(T.BertConfig(), add_pooling_layer=False), ids, ["input_ids"]),
         "gpt2": (lambda: T.GPT2Model(T.GPT2Config(use_cache=False)), ids, ["input_ids"]),
     }
@@ -100,8 +104,10 @@ def _openvino(model: Any, args: Tuple[Any, ...], names: List[str], name: str) ->
     try:
         converted = ov.convert_model(model, example_input=args)
     except Exception as e:  # (its PyTorch frontend lacks some operators: GPT-2's aten::diff in OpenVINO 2026.4)
-        print(f"OpenVINO: convert_model of the module failed ({str(e).strip().splitlines()[-1]}); "
-              "it compiles the ONNX export instead")
+        print(
+            f"OpenVINO: convert_model of the module failed ({str(e).strip().splitlines()[-1]}); "
+            "it compiles the ONNX export instead"
+        )
         converted = onnx_file(model, args, names, f"importers-{name}")
     config = {"INFERENCE_NUM_THREADS": os.cpu_count() or 1, "INFERENCE_PRECISION_HINT": "f32"}
     compiled = ov.Core().compile_model(converted, "CPU", config)
@@ -129,11 +135,21 @@ def run(name: str, rounds: int) -> None:
             call()
             times[peer].append(time.perf_counter() - started)
     medians = {peer: statistics.median(t) * 1e3 for peer, t in times.items()}
-    print_table(f"{name}, batch 1: ms per call (median of {rounds}, interleaved)", ["contender", "ms"],
-                [[peer, f"{ms:.1f}"] for peer, ms in medians.items()], medians, lower_is_better=True)
+    print_table(
+        f"{name}, batch 1: ms per call (median of {rounds}, interleaved)",
+        ["contender", "ms"],
+        [[peer, f"{ms:.1f}"] for peer, ms in medians.items()],
+        medians,
+        lower_is_better=True,
+    )
     setup = {peer: s for peer, (s, _) in ready.items() if s > 0}
-    print_table(f"{name}: seconds until the model runs (tripy: import + compile)", ["contender", "s"],
-                [[peer, f"{s:.1f}"] for peer, s in setup.items()], setup, lower_is_better=True)
+    print_table(
+        f"{name}: seconds until the model runs (tripy: import + compile)",
+        ["contender", "s"],
+        [[peer, f"{s:.1f}"] for peer, s in setup.items()],
+        setup,
+        lower_is_better=True,
+    )
 
 
 def main() -> None:

@@ -61,8 +61,9 @@ def openvino_run(compiled: Any, inputs: Dict[str, Any]) -> List[Any]:
     return [results[out] for out in compiled.outputs]
 
 
-def print_table(title: str, header: List[str], rows: List[List[str]], values: Dict[str, float],
-                lower_is_better: bool) -> None:
+def print_table(
+    title: str, header: List[str], rows: List[List[str]], values: Dict[str, float], lower_is_better: bool
+) -> None:
     """A Markdown table, with a last column giving tripy's ratio to each contender (>1.0x: tripy is faster)
     and a line with the ratio to the best peer."""
     mine = values.get("tripy")
@@ -82,4 +83,6 @@ def print_table(title: str, header: List[str], rows: List[List[str]], values: Di
     if mine and peers:
         best = (min if lower_is_better else max)(peers, key=peers.__getitem__)
         ratio = peers[best] / mine if lower_is_better else mine / peers[best]
-        print(f"\ntripy vs the best peer ({best}): {ratio:.2f}x ({'>= 1.0x: tripy is ahead' if ratio >= 1 else 'behind'})")
+        print(
+            f"\ntripy vs the best peer ({best}): {ratio:.2f}x ({'>= 1.0x: tripy is ahead' if ratio >= 1 else 'behind'})"
+        )

@@ -38,7 +38,7 @@ def blocks(path: Path) -> List[Block]:
             i += 1
             continue
         start, indent = i, _indent(lines[i])
-        language = stripped[len(DIRECTIVE):].strip()
+        language = stripped[len(DIRECTIVE) :].strip()
         options: Dict[str, str] = {}
         i += 1
         while i < len(lines) and lines[i].strip().startswith(":") and _indent(lines[i]) > indent:
@@ -55,7 +55,9 @@ def blocks(path: Path) -> List[Block]:
         if block.language == "python":
             python.append(block)
         elif block.language == "text" and block.options.get("caption") == "Output":
-            assert k > 0 and found[k - 1].language == "python", f"{path}:{block.line}: an Output block must follow a Python block"
+            assert k > 0 and found[k - 1].language == "python", (
+                f"{path}:{block.line}: an Output block must follow a Python block"
+            )
             found[k - 1].output = block.code
     return python
 

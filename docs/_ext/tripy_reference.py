@@ -31,8 +31,16 @@ def _dtype_table(func: Any) -> str:
     variables = getattr(func, "__tripy_dtype_variables__", None)
     if not constraints:
         return ""
-    lines = ["", ".. rubric:: Data types", "", ".. list-table::", "   :header-rows: 1", "",
-             "   * - argument", "     - type variable"]
+    lines = [
+        "",
+        ".. rubric:: Data types",
+        "",
+        ".. list-table::",
+        "   :header-rows: 1",
+        "",
+        "   * - argument",
+        "     - type variable",
+    ]
     for arg, var in constraints.items():
         lines += [f"   * - ``{arg}``", f"     - ``{var if isinstance(var, str) else ', '.join(var)}``"]
     lines += [""]
@@ -50,20 +58,42 @@ def _page(name: str, obj: Any) -> str:
 
     text = [f".. _tripy.{name}:", "", _heading(f"tripy.{name}", "="), ".. currentmodule:: tripy", ""]
     if isinstance(obj, tp.dtype) and obj.itemsize < 0:
-        members = ", ".join(f"``{d.name}``" for d in vars(tp).values() if isinstance(d, tp.dtype)
-                            and d.itemsize > 0 and issubclass(d, obj))
-        text += [f".. py:data:: {name}", "   :type: tripy.dtype", "",
-                 f"   A category of data types, for ``issubclass(t.dtype, tripy.{name})``: {members}.", ""]
+        members = ", ".join(
+            f"``{d.name}``"
+            for d in vars(tp).values()
+            if isinstance(d, tp.dtype) and d.itemsize > 0 and issubclass(d, obj)
+        )
+        text += [
+            f".. py:data:: {name}",
+            "   :type: tripy.dtype",
+            "",
+            f"   A category of data types, for ``issubclass(t.dtype, tripy.{name})``: {members}.",
+            "",
+        ]
     elif isinstance(obj, tp.dtype):
         kind = "floating-point" if obj.is_floating else "integer" if obj.is_integer else "boolean"
         numpy = f"``numpy.{obj.numpy_dtype}``" if obj.numpy_dtype is not None else "no NumPy equivalent"
-        text += [f".. py:data:: {name}", "   :type: tripy.dtype", "",
-                 f"   The {kind} data type ``{obj.name}``: {obj.itemsize * 8:g} bits per element; "
-                 f"NumPy: {numpy}. See :class:`tripy.dtype`.", ""]
+        text += [
+            f".. py:data:: {name}",
+            "   :type: tripy.dtype",
+            "",
+            f"   The {kind} data type ``{obj.name}``: {obj.itemsize * 8:g} bits per element; "
+            f"NumPy: {numpy}. See :class:`tripy.dtype`.",
+            "",
+        ]
     elif name == "logger":
-        text += [".. py:data:: logger", "", "   The process-wide :class:`tripy_flatir.logging.Logger`. Topics: "
-                 + ", ".join(f"``{t}``" for t in _topics()) + " (or ``all``).", "",
-                 ".. autoclass:: tripy_flatir.logging.Logger", "   :members:", "   :no-index-entry:", ""]
+        text += [
+            ".. py:data:: logger",
+            "",
+            "   The process-wide :class:`tripy_flatir.logging.Logger`. Topics: "
+            + ", ".join(f"``{t}``" for t in _topics())
+            + " (or ``all``).",
+            "",
+            ".. autoclass:: tripy_flatir.logging.Logger",
+            "   :members:",
+            "   :no-index-entry:",
+            "",
+        ]
     elif inspect.ismodule(obj):
         text += [f".. automodule:: {obj.__name__}", "   :members:", "   :no-index:", ""]
     elif inspect.isclass(obj):
@@ -80,8 +110,14 @@ def _page(name: str, obj: Any) -> str:
 
 
 # Functions whose results are classes of a lower layer, documented on the function's page.
-RETURNED_CLASSES = {"profile": ["tripy_backend.profiling.Profile", "tripy_backend.profiling.Row",
-                                "tripy_backend.profiling.Call", "tripy_backend.profiling.OpRun"]}
+RETURNED_CLASSES = {
+    "profile": [
+        "tripy_backend.profiling.Profile",
+        "tripy_backend.profiling.Row",
+        "tripy_backend.profiling.Call",
+        "tripy_backend.profiling.OpRun",
+    ]
+}
 
 
 def _topics() -> Tuple[str, ...]:
@@ -101,8 +137,14 @@ def generate(app: Sphinx) -> None:
     out = Path(app.srcdir) / "reference"
     out.mkdir(exist_ok=True)
     files: Dict[Path, str] = {}
-    index = [_heading("API reference", "="), "Every public name of ``import tripy as tp``, by family.", "",
-             ".. toctree::", "   :maxdepth: 2", ""]
+    index = [
+        _heading("API reference", "="),
+        "Every public name of ``import tripy as tp``, by family.",
+        "",
+        ".. toctree::",
+        "   :maxdepth: 2",
+        "",
+    ]
     for page, title, intro in PAGES:
         index.append(f"   {page}")
         group = [_heading(title, "="), intro, "", ".. toctree::", "   :maxdepth: 1", ""]

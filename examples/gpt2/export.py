@@ -25,16 +25,24 @@ from weights import load_checkpoint  # noqa: E402
 GPT2_EOS = 50256  # <|endoftext|> in GPT-2's vocabulary
 
 
-def export(model: GPT, out: str, prompt_len: int, cache_len: int, name: str = "gpt2",
-           eos_token_id: Optional[int] = None) -> str:
+def export(
+    model: GPT, out: str, prompt_len: int, cache_len: int, name: str = "gpt2", eos_token_id: Optional[int] = None
+) -> str:
     """Compile and save `model`'s prefill (prompts of up to `prompt_len` tokens) and decode (a cache of
     `cache_len` positions) programs into `out`; returns the manifest's path."""
     prefill, decode = compile_kv_programs(model, prompt_len, cache_len)
     os.makedirs(out, exist_ok=True)
     prefill.save(os.path.join(out, "prefill.tpexe"))
     decode.save(os.path.join(out, "decode.tpexe"))
-    manifest = {"format": "tripy.lm", "name": name, "prefill": "prefill.tpexe", "decode": "decode.tpexe",
-                "cache_len": cache_len, "vocab_size": model.config.vocab_size, "eos_token_id": eos_token_id}
+    manifest = {
+        "format": "tripy.lm",
+        "name": name,
+        "prefill": "prefill.tpexe",
+        "decode": "decode.tpexe",
+        "cache_len": cache_len,
+        "vocab_size": model.config.vocab_size,
+        "eos_token_id": eos_token_id,
+    }
     path = os.path.join(out, f"{name}.json")
     with open(path, "w") as f:
         json.dump(manifest, f, indent=1)

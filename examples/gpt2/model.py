@@ -104,11 +104,15 @@ class CausalSelfAttention(tp.Module):
         future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
         keys_t = tp.transpose(k, -2, -1)
         y = self.attend(q, keys_t, v, future)
-        return (y, tp.pad(keys_t, [(0, 0), (0, 0), (0, 0), (0, cache_len - T)]),
-                tp.pad(v, [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]))
+        return (
+            y,
+            tp.pad(keys_t, [(0, 0), (0, 0), (0, 0), (0, cache_len - T)]),
+            tp.pad(v, [(0, 0), (0, 0), (0, cache_len - T), (0, 0)]),
+        )
 
-    def decode(self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor,
-               pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+    def decode(
+        self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor, pos: tp.Tensor
+    ) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
         """One new token ``x [B, 1, C]`` at position ``pos`` (int32 ``[1]``): attends over positions
         ``0..pos`` and returns the cache with its key written into column ``pos`` of ``keys_t [B, nh, hd, L]``
         and its value into row ``pos`` of ``values [B, nh, L, hd]``.
@@ -162,8 +166,9 @@ class Block(tp.Module):
         x = x + y
         return x + self.mlp(self.ln_2(x)), keys_t, values
 
-    def decode(self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor,
-               pos: tp.Tensor) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+    def decode(
+        self, x: tp.Tensor, keys_t: tp.Tensor, values: tp.Tensor, pos: tp.Tensor
+    ) -> Tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
         y, keys_t, values = self.attn.decode(self.ln_1(x), keys_t, values, pos)
         x = x + y
         return x + self.mlp(self.ln_2(x)), keys_t, values
@@ -279,7 +284,7 @@ def convert_weights(state: Dict[str, np.ndarray], weights: str) -> Dict[str, np.
         else:
             out[name] = value
             amax = np.abs(value.astype(np.float32)).max(axis=1)
-            out[name[:-len("weight")] + "weight_scale"] = (np.maximum(amax, 1e-12) / 127.0).astype(np.float32)
+            out[name[: -len("weight")] + "weight_scale"] = (np.maximum(amax, 1e-12) / 127.0).astype(np.float32)
     return out
 
 

@@ -62,8 +62,9 @@ def padded_length(n: int, bucket: int, limit: int) -> int:
     return min(limit, -(-n // bucket) * bucket)
 
 
-def generate(step: Any, prompt: Sequence[int], max_new_tokens: int, bucket: int = 64,
-             block_size: int = 1024) -> Tuple[List[int], float]:
+def generate(
+    step: Any, prompt: Sequence[int], max_new_tokens: int, bucket: int = 64, block_size: int = 1024
+) -> Tuple[List[int], float]:
     """Greedy decoding: returns (prompt + new tokens, seconds spent in the loop)."""
     tokens = list(prompt)
     if len(tokens) + max_new_tokens > block_size:
@@ -84,9 +85,14 @@ def cache_length(prompt_len: int, max_new_tokens: int, block_size: int) -> int:
     return min(block_size, -(-(prompt_len + max_new_tokens - 1) // 64) * 64)
 
 
-def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int = 1,
-                        cache_sharding: Optional[tp.Sharding] = None,
-                        with_logits: bool = False) -> Tuple[tp.Executable, tp.Executable]:
+def compile_kv_programs(
+    model: GPT,
+    prompt_len: int,
+    cache_len: int,
+    batch: int = 1,
+    cache_sharding: Optional[tp.Sharding] = None,
+    with_logits: bool = False,
+) -> Tuple[tp.Executable, tp.Executable]:
     """Compile ``prefill(ids [B, prompt_len], length [1]) -> (next token [B, 1], *cache)`` and
     ``decode(token [B, 1], pos [1], *cache) -> (next token [B, 1], *cache)`` (greedy; all int32 but the
     float cache, the ``2 * n_layer`` tensors of ``model.cache_shapes(batch, cache_len)``). Static shapes:
@@ -105,15 +111,20 @@ def compile_kv_programs(model: GPT, prompt_len: int, cache_len: int, batch: int 
         logits, new_cache = model.decode(token, pos, cache)
         return (*greedy(logits), *new_cache)
 
-    cache = [tp.InputInfo(shape, model.config.dtype, sharding=cache_sharding)
-             for shape in model.cache_shapes(batch, cache_len)]
+    cache = [
+        tp.InputInfo(shape, model.config.dtype, sharding=cache_sharding)
+        for shape in model.cache_shapes(batch, cache_len)
+    ]
     position = tp.InputInfo((1,), tp.int32)
-    return (tp.compile(prefill, args=[tp.InputInfo((batch, prompt_len), tp.int32), position]),
-            tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, *cache]))
+    return (
+        tp.compile(prefill, args=[tp.InputInfo((batch, prompt_len), tp.int32), position]),
+        tp.compile(decode, args=[tp.InputInfo((batch, 1), tp.int32), position, *cache]),
+    )
 
 
-def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_new_tokens: int,
-                        prompt_len: int) -> Tuple[List[int], float, float]:
+def generate_with_cache(
+    prefill: Any, decode: Any, prompt: Sequence[int], max_new_tokens: int, prompt_len: int
+) -> Tuple[List[int], float, float]:
     """Greedy decoding with the programs of :func:`compile_kv_programs`: returns (prompt + new tokens,
     seconds to the first new token, seconds in all). Each new token is read back as it is made (as a
     program streaming text would); the cache never leaves the device."""
@@ -131,8 +142,14 @@ def generate_with_cache(prefill: Any, decode: Any, prompt: Sequence[int], max_ne
 
 
 # ---- quality of narrow weights ------------------------------------------------------------------------
-def logits_along(model: GPT, prompt: Sequence[int], steps: int, prompt_len: int, cache_len: int,
-                 forced: Optional[Sequence[int]] = None) -> Tuple[List[int], np.ndarray]:
+def logits_along(
+    model: GPT,
+    prompt: Sequence[int],
+    steps: int,
+    prompt_len: int,
+    cache_len: int,
+    forced: Optional[Sequence[int]] = None,
+) -> Tuple[List[int], np.ndarray]:
     """Greedy decoding for `steps` new tokens, returning (prompt + new tokens, the logits ``[steps, vocab]`` each
     new token was picked from). With `forced` (prompt + tokens), those tokens are fed back instead of the
     model's own picks, so that two models' logits are compared on the same sequence."""
@@ -145,15 +162,17 @@ def logits_along(model: GPT, prompt: Sequence[int], steps: int, prompt_len: int,
     for pos in range(n, n + steps - 1):
         tokens.append(int(np.argmax(rows[-1])))
         fed = tokens[pos] if forced is None else forced[pos]
-        token, logits, *cache = decode(tp.Tensor(np.array([[fed]], np.int32)), tp.Tensor(np.array([pos], np.int32)),
-                                       *cache)
+        token, logits, *cache = decode(
+            tp.Tensor(np.array([[fed]], np.int32)), tp.Tensor(np.array([pos], np.int32)), *cache
+        )
         rows.append(np.from_dlpack(logits)[0])
     tokens.append(int(np.argmax(rows[-1])))
     return tokens, np.stack(rows)
 
 
-def quality(state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[int], steps: int,
-            bucket: int = 16) -> Tuple[float, float, float]:
+def quality(
+    state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[int], steps: int, bucket: int = 16
+) -> Tuple[float, float, float]:
     """``config.weights`` against float32 weights (`state`: float32, ``model.GPT``'s layout) on `prompt`:
     (the largest absolute difference of the logits, the share of greedy tokens that match, the largest
     absolute float32 logit), over `steps` steps of greedy decoding in which both models are fed float32's
@@ -166,7 +185,7 @@ def quality(state: Dict[str, np.ndarray], config: GPTConfig, prompt: Sequence[in
         models[-1].load_state_dict(convert_weights(state, weights))
     tokens, reference = logits_along(models[0], prompt, steps, prompt_len, cache_len)
     _, logits = logits_along(models[1], prompt, steps, prompt_len, cache_len, forced=tokens)
-    matches = np.argmax(logits, axis=-1) == np.array(tokens[len(prompt):])
+    matches = np.argmax(logits, axis=-1) == np.array(tokens[len(prompt) :])
     return float(np.abs(logits - reference).max()), float(matches.mean()), float(np.abs(reference).max())
 
 
@@ -179,7 +198,7 @@ def evaluated(tensors: Sequence[tp.Tensor]) -> Tuple[tp.Tensor, ...]:
     parts, start = [], 0
     for t in tensors:
         size = math.prod(t.shape)
-        parts.append(tp.cast(tp.reshape(flat[start:start + size], tuple(t.shape)), t.dtype))
+        parts.append(tp.cast(tp.reshape(flat[start : start + size], tuple(t.shape)), t.dtype))
         start += size
     return tuple(parts)
 
@@ -198,18 +217,32 @@ def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", help=".safetensors or .npz checkpoint (default: random weights)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="gpt2")
-    parser.add_argument("--prompt-ids", default=None,
-                        help="comma-separated token ids (default: a short prompt valid for the preset's vocabulary)")
+    parser.add_argument(
+        "--prompt-ids",
+        default=None,
+        help="comma-separated token ids (default: a short prompt valid for the preset's vocabulary)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--bucket", type=int, default=16,
-                        help="pad the prompt (no-cache path: the sequence) to a multiple of this length")
+    parser.add_argument(
+        "--bucket",
+        type=int,
+        default=16,
+        help="pad the prompt (no-cache path: the sequence) to a multiple of this length",
+    )
     parser.add_argument("--no-kv-cache", action="store_true", help="recompute the whole sequence at every step")
     parser.add_argument("--eager", action="store_true", help="run eagerly instead of compiling (for debugging)")
-    parser.add_argument("--weights-dtype", choices=WEIGHT_FORMATS, default="float32",
-                        help="how the matrix weights are stored: int8 (weight-only, per-channel scales) or "
-                             "bfloat16 read 4x or 2x fewer bytes per decoded token than float32")
-    parser.add_argument("--quality", action="store_true",
-                        help="also compare the logits with float32 weights' (max |error|, greedy tokens matching)")
+    parser.add_argument(
+        "--weights-dtype",
+        choices=WEIGHT_FORMATS,
+        default="float32",
+        help="how the matrix weights are stored: int8 (weight-only, per-channel scales) or "
+        "bfloat16 read 4x or 2x fewer bytes per decoded token than float32",
+    )
+    parser.add_argument(
+        "--quality",
+        action="store_true",
+        help="also compare the logits with float32 weights' (max |error|, greedy tokens matching)",
+    )
     args = parser.parse_args(list(argv) or None)
 
     config = PRESETS[args.preset]
@@ -231,6 +264,7 @@ def main(argv: Sequence[str] = ()) -> None:
     cache_len = cache_length(prompt_len, args.max_new_tokens, config.block_size)
     t0 = time.perf_counter()
     if args.eager:
+
         def prefill(ids: tp.Tensor, length: tp.Tensor) -> Tuple[tp.Tensor, ...]:
             logits, cache = model.prefill(ids, length, cache_len)
             return evaluated([tp.unsqueeze(tp.argmax(logits, dim=-1), 1), *cache])
@@ -238,32 +272,38 @@ def main(argv: Sequence[str] = ()) -> None:
         def decode(token: tp.Tensor, pos: tp.Tensor, *cache: tp.Tensor) -> Tuple[tp.Tensor, ...]:
             logits, new_cache = model.decode(token, pos, cache)
             return evaluated([tp.unsqueeze(tp.argmax(logits, dim=-1), 1), *new_cache])
+
         mode = "eager, KV cache"
     else:
         prefill, decode = compile_kv_programs(model, prompt_len, cache_len)  # type: ignore[assignment]
         mode = "compiled, KV cache"
-    print(f"prepared prefill (prompt padded to {prompt_len}) and decode (cache of {cache_len} positions) "
-          f"in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"prepared prefill (prompt padded to {prompt_len}) and decode (cache of {cache_len} positions) "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     compilations = tripy_backend.compilation_count()
     tokens, first, seconds = generate_with_cache(prefill, decode, prompt, args.max_new_tokens, prompt_len)
     report(prompt, tokens, seconds, mode, tripy_backend.compilation_count() - compilations, first)
 
 
-def build_model(parser: argparse.ArgumentParser, args: argparse.Namespace, config: GPTConfig,
-                prompt: List[int]) -> GPT:
+def build_model(parser: argparse.ArgumentParser, args: argparse.Namespace, config: GPTConfig, prompt: List[int]) -> GPT:
     """The model with the checkpoint's (or random) weights stored as ``config.weights``; with ``--quality``,
     first prints how its logits compare with float32 weights'."""
     t0 = time.perf_counter()
     state = load_weights(parser, args.weights, config) if args.weights else random_state_dict(config)
     n_params = sum(int(np.prod(v.shape)) for k, v in state.items() if k != "lm_head.weight")
     source = args.weights or "random weights"
-    print(f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source}, matrices stored as {config.weights} "
-          f"(loaded in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{args.preset}: {n_params / 1e6:.1f}M parameters from {source}, matrices stored as {config.weights} "
+        f"(loaded in {time.perf_counter() - t0:.1f} s)"
+    )
     if args.quality and config.weights != "float32":
         error, share, largest = quality(state, config, prompt, args.max_new_tokens, args.bucket)
-        print(f"quality: {config.weights} logits against float32's: max |error| {error:.4f} (float32 logits up to "
-              f"{largest:.2f}); greedy tokens "
-              f"matching over {args.max_new_tokens} steps (fed float32's tokens): {share:.0%}")
+        print(
+            f"quality: {config.weights} logits against float32's: max |error| {error:.4f} (float32 logits up to "
+            f"{largest:.2f}); greedy tokens "
+            f"matching over {args.max_new_tokens} steps (fed float32's tokens): {share:.0%}"
+        )
     model = GPT(config)
     model.load_state_dict(convert_weights(state, config.weights))
     return model
@@ -271,8 +311,10 @@ def build_model(parser: argparse.ArgumentParser, args: argparse.Namespace, confi
 
 def run_without_cache(model: GPT, config: GPTConfig, prompt: List[int], args: argparse.Namespace) -> None:
     if args.eager:
+
         def step(idx: tp.Tensor) -> tp.Tensor:
             return tp.argmax(model(idx), dim=-1)
+
         mode = "eager, no cache"
     else:
         t0 = time.perf_counter()
@@ -282,8 +324,12 @@ def run_without_cache(model: GPT, config: GPTConfig, prompt: List[int], args: ar
 
     if args.eager:  # Warm up: eager evaluation compiles a program at each new padded length.
         t0 = time.perf_counter()
-        lengths = sorted({padded_length(n, args.bucket, config.block_size)
-                          for n in range(len(prompt), len(prompt) + args.max_new_tokens)})
+        lengths = sorted(
+            {
+                padded_length(n, args.bucket, config.block_size)
+                for n in range(len(prompt), len(prompt) + args.max_new_tokens)
+            }
+        )
         for length in lengths:
             step(tp.Tensor(np.zeros((1, length), np.int32))).eval()
         print(f"prepared {len(lengths)} sequence length(s) {lengths} in {time.perf_counter() - t0:.1f} s")
@@ -292,14 +338,17 @@ def run_without_cache(model: GPT, config: GPTConfig, prompt: List[int], args: ar
     report(prompt, tokens, seconds, mode, tripy_backend.compilation_count() - compilations)
 
 
-def report(prompt: List[int], tokens: List[int], seconds: float, mode: str, compiles: int,
-           first: Optional[float] = None) -> None:
+def report(
+    prompt: List[int], tokens: List[int], seconds: float, mode: str, compiles: int, first: Optional[float] = None
+) -> None:
     new = len(tokens) - len(prompt)
     print(f"prompt:    {prompt}")
-    print(f"generated: {tokens[len(prompt):]}")
+    print(f"generated: {tokens[len(prompt) :]}")
     ttft = f", first token after {first * 1e3:.0f} ms" if first is not None else ""
-    print(f"{new} tokens in {seconds:.2f} s: {new / seconds:.1f} tokens/s{ttft} ({mode}); "
-          f"programs compiled during generation: {compiles}")
+    print(
+        f"{new} tokens in {seconds:.2f} s: {new / seconds:.1f} tokens/s{ttft} ({mode}); "
+        f"programs compiled during generation: {compiles}"
+    )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ def read_tensors(path: str, dtype: np.dtype, progress: Optional[Progress] = _pri
     return state
 
 
-def load_checkpoint(path: str, config: GPTConfig, progress: Optional[Progress] = _print_progress) -> Dict[str, np.ndarray]:
+def load_checkpoint(
+    path: str, config: GPTConfig, progress: Optional[Progress] = _print_progress
+) -> Dict[str, np.ndarray]:
     """A GPT-2 checkpoint (Hugging Face ``GPT2LMHeadModel`` / ``GPT2Model`` or nanoGPT layout, in a
     ``.safetensors`` or ``.npz`` file) as a state dict for ``model.GPT(config)``."""
     return convert_state_dict(read_tensors(path, config.dtype.numpy_dtype, progress), config)

@@ -44,7 +44,9 @@ def test_gpu_without_backend_names_the_plugin_packages(monkeypatch):
 def test_override_picks_backend_and_reports_what_is_missing(monkeypatch):
     monkeypatch.setenv(devices.ENV_VAR, "tensorrt")
     monkeypatch.setattr(devices, "_installed", lambda package: False)
-    with pytest.raises(TripyException, match=r"TRIPY_GPU_BACKEND=tensorrt asks for MLIR-TensorRT.*pip install 'mlir-tensorrt-jax>=0.4'"):
+    with pytest.raises(
+        TripyException, match=r"TRIPY_GPU_BACKEND=tensorrt asks for MLIR-TensorRT.*pip install 'mlir-tensorrt-jax>=0.4'"
+    ):
         usable_device("gpu")
     monkeypatch.setenv(devices.ENV_VAR, "cuda13")
     with pytest.raises(TripyException, match="not a GPU backend"):

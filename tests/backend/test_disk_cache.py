@@ -112,7 +112,7 @@ def _corrupt(path: str, how: str) -> None:
         data = b""
     elif how == "flipped_byte":
         i = len(data) - 7
-        data = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+        data = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1 :]
     elif how == "garbage":
         data = os.urandom(len(data))
     elif how == "valid_checksum_bad_payload":  # intact file, but not a loadable executable
@@ -124,8 +124,10 @@ def _corrupt(path: str, how: str) -> None:
         f.write(data)
 
 
-@pytest.mark.parametrize("how", ["truncated", "truncated_header", "empty", "flipped_byte", "garbage",
-                                 "valid_checksum_bad_payload", "other_key"])
+@pytest.mark.parametrize(
+    "how",
+    ["truncated", "truncated_header", "empty", "flipped_byte", "garbage", "valid_checksum_bad_payload", "other_key"],
+)
 def test_damaged_entry_is_ignored_and_rebuilt(cache_dir, how):
     run(3.0)
     (name,) = entries(cache_dir)
@@ -176,8 +178,9 @@ _STORE_LOAD_WORKER = textwrap.dedent("""
 
 
 def _spawn(code: str, *args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 def test_concurrent_writers_and_readers_never_see_a_partial_entry(tmp_path):
@@ -249,8 +252,9 @@ def test_size_limit_evicts_the_least_recently_used_entries(cache_dir, monkeypatc
         run(2.0)  # evicted
 
 
-@pytest.mark.parametrize("text,size", [("1000", 1000), ("500M", 500 << 20), ("2GB", 2 << 30), ("1.5k", 1536),
-                                       ("", None), ("lots", None)])
+@pytest.mark.parametrize(
+    "text,size", [("1000", 1000), ("500M", 500 << 20), ("2GB", 2 << 30), ("1.5k", 1536), ("", None), ("lots", None)]
+)
 def test_size_limit_from_the_environment(monkeypatch, text, size):
     monkeypatch.setattr(disk_cache, "_max_size", disk_cache._UNSET)
     monkeypatch.setenv(disk_cache.MAX_SIZE_ENV_VAR, text)

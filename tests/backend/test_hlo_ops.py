@@ -26,8 +26,10 @@ ENTRY %main.1 (Arg_0.1: f32[8,8], Arg_1.1: f32[8,8]) -> f32[8,8] {
 }
 """
 
-SOURCES = {name: locations.parse(f'loc("{name}"("/home/me/model.py":{line}:5 to :20))')
-           for name, line in (("t2 = DotOp", 4), ("t5 = AddOp", 7))}
+SOURCES = {
+    name: locations.parse(f'loc("{name}"("/home/me/model.py":{line}:5 to :20))')
+    for name, line in (("t2 = DotOp", 4), ("t5 = AddOp", 7))
+}
 
 
 def test_a_fusion_computes_its_ops_and_sits_at_its_product():
@@ -47,14 +49,14 @@ def test_xla_own_source_metadata_places_an_op_the_module_does_not_name():
 
 
 def test_a_compiled_program_is_located_through_its_stablehlo():
-    module = b'''func.func @main(%a: tensor<32x16xf32>, %b: tensor<16x8xf32>) -> tensor<32x8xf32> {
+    module = b"""func.func @main(%a: tensor<32x16xf32>, %b: tensor<16x8xf32>) -> tensor<32x8xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<32x16xf32>, tensor<16x8xf32>) -> tensor<32x8xf32> loc(#dot)
   %1 = stablehlo.tanh %0 : tensor<32x8xf32> loc(#tanh)
   return %1 : tensor<32x8xf32>
 }
 #dot = loc("t1 = DotOp"("/home/me/model.py":3:9 to :14))
 #tanh = loc("t2 = TanhOp"("/home/me/model.py":4:9 to :20))
-'''
+"""
     assert set(source_lines(module)) == {"t1 = DotOp", "t2 = TanhOp"}
     executable, _ = disk_cache.compile(*pipeline.for_xla(_xla.refine_shapes(module), "cpu", 3), "cpu", 0)
     program = HloProgram.of(executable, module)

@@ -27,8 +27,11 @@ def test_exact_sizes_near_opt():
 
 
 def test_buckets_per_executable_stay_within_the_limit():
-    for variables in ({"a": (1, 8, 64)}, {"a": (1, 8, 64), "b": (1, 16, 512)}, {"a": (1, 2, 8), "b": (1, 2, 8),
-                                                                                  "c": (1, 2, 8)}):
+    for variables in (
+        {"a": (1, 8, 64)},
+        {"a": (1, 8, 64), "b": (1, 16, 512)},
+        {"a": (1, 2, 8), "b": (1, 2, 8), "c": (1, 2, 8)},
+    ):
         bounds = range_plan.plan_buckets(variables)
         assert math.prod(len(b) for b in bounds.values()) <= range_plan.MAX_PROGRAMS
         assert all(bounds[n][-1] == hi for n, (_, _, hi) in variables.items())
@@ -39,10 +42,13 @@ def test_a_cheap_program_of_one_variable_gets_exact_sizes():
     assert len(bounds) > range_plan.EXACT_SIZES
 
 
-@pytest.mark.parametrize("variables, expected", [
-    ({"a": (1, 2, 5)}, {"a": [1, 2, 3, 4, 5]}),
-    ({"a": (1, 50, 1000)}, {"a": list(range(18, 82))}),  # the 64 sizes nearest opt
-])
+@pytest.mark.parametrize(
+    "variables, expected",
+    [
+        ({"a": (1, 2, 5)}, {"a": [1, 2, 3, 4, 5]}),
+        ({"a": (1, 50, 1000)}, {"a": list(range(18, 82))}),  # the 64 sizes nearest opt
+    ],
+)
 def test_sizes_of_a_static_program_per_shape(variables, expected):
     assert range_plan.plan_sizes(variables) == expected
 

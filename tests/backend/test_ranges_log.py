@@ -5,10 +5,13 @@ from tripy_backend import ranges
 
 
 def test_a_reason_that_only_introduces_the_message_keeps_its_next_line():
-    e = RuntimeError("XLA:CPU failed to compile the program:\n    UNIMPLEMENTED: Dynamic dimension propagation on "
-                     "DynamicSlice\n    more detail")
-    assert ranges._first_line(e) == ("XLA:CPU failed to compile the program: UNIMPLEMENTED: Dynamic dimension "
-                                     "propagation on DynamicSlice")
+    e = RuntimeError(
+        "XLA:CPU failed to compile the program:\n    UNIMPLEMENTED: Dynamic dimension propagation on "
+        "DynamicSlice\n    more detail"
+    )
+    assert ranges._first_line(e) == (
+        "XLA:CPU failed to compile the program: UNIMPLEMENTED: Dynamic dimension propagation on DynamicSlice"
+    )
 
 
 def test_a_one_line_reason_and_an_empty_one():

@@ -49,8 +49,9 @@ print("ok")
 
 def run_on_devices(n: int, code: str) -> str:
     env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}")
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -60,12 +61,15 @@ def test_spmd_program_matches_numpy(n: int) -> None:
     assert run_on_devices(n, _PROGRAM.replace("NUM", str(n))).strip().endswith("ok")
 
 
-@pytest.mark.parametrize("spec,text", [
-    ((None, None), "{replicated}"),
-    (("model", None), "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"),
-    (("data", "model"), "{devices=[2,2]0,1,2,3}"),
-    (("model", "data"), "{devices=[2,2]0,2,1,3}"),
-])
+@pytest.mark.parametrize(
+    "spec,text",
+    [
+        ((None, None), "{replicated}"),
+        (("model", None), "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"),
+        (("data", "model"), "{devices=[2,2]0,1,2,3}"),
+        (("model", "data"), "{devices=[2,2]0,2,1,3}"),
+    ],
+)
 def test_gspmd_text(spec: tuple, text: str) -> None:
     assert Layout((2, 2), ("data", "model"), spec).gspmd() == text
 

@@ -44,8 +44,9 @@ def _normalized(text: str) -> str:
     # Tensors are named by process-wide counters (t0, t1, ..., t_inter0, ...): the numbers depend on what
     # ran before. They are renumbered in order of first appearance, so the wiring is still compared.
     names: dict = {}
-    text = re.sub(r"\bt(_inter)?\d+\b", lambda m: names.setdefault(m.group(0), f"t{m.group(1) or ''}<{len(names)}>"),
-                  text)
+    text = re.sub(
+        r"\bt(_inter)?\d+\b", lambda m: names.setdefault(m.group(0), f"t{m.group(1) or ''}<{len(names)}>"), text
+    )
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
@@ -81,7 +82,10 @@ def test_page_code_blocks(page, tmp_path, monkeypatch):
                 continue  # needs Ray (scripts/ray-deps; docs/guides/scaling_out.rst)
             if "file" in block.options.get("class", ""):
                 continue  # a source file shown whole (docs/guides/architecture.rst's new op): tests/test_add_an_op.py
-            if "triton" in block.options.get("class", "") and importlib.util.find_spec("triton_python_backend_utils") is None:
+            if (
+                "triton" in block.options.get("class", "")
+                and importlib.util.find_spec("triton_python_backend_utils") is None
+            ):
                 continue  # a model file for Triton's Python backend, which provides that module (docs/guides/serving.rst)
             out = io.StringIO()
             tp.logger.stream = out  # the logger holds the stream it was given, not sys.stdout

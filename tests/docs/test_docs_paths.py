@@ -12,15 +12,19 @@ PAGES = sorted(p for p in list(DOCS.rglob("*.rst")) + list(DOCS.rglob("*.md")) i
 # `tripy_backend/program.py`, `compiler/fast_call.py`, `tests/install/test_wheels.py`, `examples/gpt2/model.py`
 PATH = re.compile(r"`+([A-Za-z0-9_./-]+\.py)\b")
 # The files the architecture guide's "Adding an op" walkthrough shows how to write (tests/test_add_an_op.py runs them).
-WALKTHROUGH = {"packages/tripy-flatir/src/tripy_flatir/ops/cbrt.py", "packages/tripy-frontend/src/tripy_frontend/ops/cbrt.py"}
+WALKTHROUGH = {
+    "packages/tripy-flatir/src/tripy_flatir/ops/cbrt.py",
+    "packages/tripy-frontend/src/tripy_frontend/ops/cbrt.py",
+}
 
 
 def _exists(name: str) -> bool:
     if (ROOT / name).exists():
         return True
     # Package-relative (tripy_frontend/ops/tanh.py) or package-internal (compiler/fast_call.py).
-    return any(src.exists() for src in ROOT.glob(f"packages/*/src/*/{name}")) or \
-        any(src.exists() for src in ROOT.glob(f"packages/*/src/{name}"))
+    return any(src.exists() for src in ROOT.glob(f"packages/*/src/*/{name}")) or any(
+        src.exists() for src in ROOT.glob(f"packages/*/src/{name}")
+    )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])

@@ -128,8 +128,13 @@ def _run_in_new_process(path, tmp_path):
     x = RNG.standard_normal((64, 64)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     env = dict(os.environ, TRIPY_CACHE_DIR="")
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_SWEEP, str(path), str(tmp_path / "x.npy"), str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_SWEEP, str(path), str(tmp_path / "x.npy"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return x, proc
 
@@ -174,18 +179,20 @@ def test_compile_topic_logs_each_compilation(logged):
     started = [line for line in lines if "bucket" in line and line.endswith(" ...")]
     buckets = [line for line in lines if "bucket" in line and not line.endswith(" ...")]
     assert len(buckets) == 3  # bounds 1, 2, 4
-    assert all(line.startswith("[compile] XLA:CPU: tripy.compile(") and line.endswith(" s")
-               for line in buckets)
+    assert all(line.startswith("[compile] XLA:CPU: tripy.compile(") and line.endswith(" s") for line in buckets)
     # Each compile is logged as it starts too (what is running now), and so is each stage of tp.compile.
-    assert len(started) == 3 and all(line.startswith("[compile] XLA:CPU: tripy.compile(") and "): compiling (bucket"
-                                      in line for line in started)
+    assert len(started) == 3 and all(
+        line.startswith("[compile] XLA:CPU: tripy.compile(") and "): compiling (bucket" in line for line in started
+    )
     assert any(line.startswith("[compile] tripy.compile(") and ": tracing " in line for line in lines)
     # Each program's first run (one-time set-up costs) happens in tp.compile, not in a user's first call.
     assert sum("ran each bounded program once" in line for line in lines) == 1
 
 
 def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan, logged):
-    exe, text = logged(lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)])
+    )
     done = [line for line in text.splitlines() if "bucket" in line and not line.endswith(" ...")]
     exact = [line for line in done if " = " in line]
     bounded = [line for line in done if " <= " in line]
@@ -209,24 +216,30 @@ def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     w = tp.Tensor(RNG.standard_normal((1024, 1024)).astype(np.float32))
     exe, text = logged(lambda: tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
     assert "a cheap program" not in text  # 134 MFLOP at 64 rows
-    assert sum("bucket" in line and not line.endswith(" ...") for line in text.splitlines()) == 7  # 1, 2, 4, 8, 16, 32, 64
+    assert (
+        sum("bucket" in line and not line.endswith(" ...") for line in text.splitlines()) == 7
+    )  # 1, 2, 4, 8, 16, 32, 64
 
 
 def test_program_without_bounded_form_still_runs_every_shape(logged):
-    exe, text = logged(lambda: tp.compile(lambda t: tp.topk(t, 2, 1)[0],
-                                          args=[tp.InputInfo((2, (2, 3, 6)), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(lambda t: tp.topk(t, 2, 1)[0], args=[tp.InputInfo((2, (2, 3, 6)), tp.float32)])
+    )
     assert "no bounded programs (stablehlo.sort over a dynamic dim is not supported with bounded dims)" in text
     for n in (2, 5):
         x = RNG.standard_normal((2, n)).astype(np.float32)
         assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), -np.sort(-x, axis=1)[:, :2])
 
 
-@pytest.mark.parametrize("func,reference,lo,hi", [
-    (lambda a: (a * 2.0)[:-5], lambda x: (x * 2.0)[:-5], 1, 8),  # empty for n <= 5; size 1 at bound 6
-    (lambda a: tp.sin(a)[:-5], lambda x: np.sin(x)[:-5], 2, 5),  # empty result of a computed slice
-    (lambda a: a * 2.0, lambda x: x * 2.0, 0, 4),  # an empty input (size 0 shares no bound with size 1)
-    (lambda a: tp.sum(a, dim=0), lambda x: np.sum(x, axis=0), 0, 4),
-])
+@pytest.mark.parametrize(
+    "func,reference,lo,hi",
+    [
+        (lambda a: (a * 2.0)[:-5], lambda x: (x * 2.0)[:-5], 1, 8),  # empty for n <= 5; size 1 at bound 6
+        (lambda a: tp.sin(a)[:-5], lambda x: np.sin(x)[:-5], 2, 5),  # empty result of a computed slice
+        (lambda a: a * 2.0, lambda x: x * 2.0, 0, 4),  # an empty input (size 0 shares no bound with size 1)
+        (lambda a: tp.sum(a, dim=0), lambda x: np.sum(x, axis=0), 0, 4),
+    ],
+)
 def test_sizes_of_zero_and_one_in_every_bucket(func, reference, lo, hi):
     # Found by the differential fuzz: a padded dim of bound 1 cannot say that it is empty, so such
     # buckets are compiled per shape (and size 0 gets its own bound); results must match at every size.
@@ -250,23 +263,26 @@ def test_an_empty_range_start_runs_empty():
 
 def test_slices_of_a_dynamic_input_by_run_time_sizes():
     # the slice's source is itself dynamic: every bucket's program is built (none compiles at a call)
-    head = tp.compile(lambda x: x[:x.shape[0] - 1] * 2, args=[tp.InputInfo(((1, 4, 9), 3), tp.float32)])
-    window = tp.compile(lambda x, n: x[1:n + 1], args=[tp.InputInfo(((4, 8, 12),), tp.float32),
-                                                       tp.DimensionInputInfo((0, 2, 3))])
+    head = tp.compile(lambda x: x[: x.shape[0] - 1] * 2, args=[tp.InputInfo(((1, 4, 9), 3), tp.float32)])
+    window = tp.compile(
+        lambda x, n: x[1 : n + 1], args=[tp.InputInfo(((4, 8, 12),), tp.float32), tp.DimensionInputInfo((0, 2, 3))]
+    )
     before = tripy_backend.compilation_count()
     for m in (1, 2, 5, 9):
         x = np.arange(3 * m, dtype=np.float32).reshape(m, 3)
-        assert np.array_equal(np.asarray(head(tp.Tensor(x))), x[:m - 1] * 2), m
+        assert np.array_equal(np.asarray(head(tp.Tensor(x))), x[: m - 1] * 2), m
     for m, n in [(4, 0), (5, 3), (12, 2), (9, 1)]:
         x = np.arange(m, dtype=np.float32)
-        assert np.array_equal(np.asarray(window(tp.Tensor(x), n)), x[1:n + 1]), (m, n)
+        assert np.array_equal(np.asarray(window(tp.Tensor(x), n)), x[1 : n + 1]), (m, n)
     assert tripy_backend.compilation_count() == before
 
 
 def test_an_empty_input_next_to_padded_dims_does_not_crash():
     # Found by the differential fuzz: XLA's dynamic padder divided by a size of 0 (SIGFPE in tp.compile).
-    exe = tp.compile(lambda a: tp.reshape(a, (0, 2, 0)),
-                     args=[tp.InputInfo(((0, 0, 2), (1, 2, 4), (2, 3, 5), (0, 0, 2)), tp.float32)])
+    exe = tp.compile(
+        lambda a: tp.reshape(a, (0, 2, 0)),
+        args=[tp.InputInfo(((0, 0, 2), (1, 2, 4), (2, 3, 5), (0, 0, 2)), tp.float32)],
+    )
     for shape in [(0, 2, 3, 0), (0, 1, 2, 0)]:
         assert exe(tp.Tensor(np.zeros(shape, np.float32))).shape == (0, 2, 0)
 
@@ -276,9 +292,13 @@ def test_a_padded_output_reads_the_same_every_way():
     exe = tp.compile(lambda a: a * 2.0 + 1.0, args=[tp.InputInfo(((1, 4, 16), 3), tp.float32)])
     x = RNG.standard_normal((5, 3)).astype(np.float32)
     y = x * 2.0 + 1.0
-    reads = [(np.asarray, y), (lambda t: np.array(t.tolist(), np.float32), y), (np.from_dlpack, y),
-             (lambda t: np.from_dlpack(t - 1.0), y - 1.0),  # an eager op on it
-             (lambda t: np.from_dlpack(exe(t)), y * 2.0 + 1.0)]  # the executable again (size 5: padded to 16)
+    reads = [
+        (np.asarray, y),
+        (lambda t: np.array(t.tolist(), np.float32), y),
+        (np.from_dlpack, y),
+        (lambda t: np.from_dlpack(t - 1.0), y - 1.0),  # an eager op on it
+        (lambda t: np.from_dlpack(exe(t)), y * 2.0 + 1.0),
+    ]  # the executable again (size 5: padded to 16)
     for read, expected in reads:
         out = exe(tp.Tensor(x))
         assert out.shape == (5, 3)

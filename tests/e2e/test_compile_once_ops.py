@@ -18,8 +18,9 @@ import tripy_backend
 from tripy_backend import range_plan
 
 # the NumPy references of pooling and resize (tests run with --import-mode=importlib: no sibling imports)
-_spec = importlib.util.spec_from_file_location("pool_resize", os.path.join(os.path.dirname(__file__),
-                                                                            "test_ops_pool_resize.py"))
+_spec = importlib.util.spec_from_file_location(
+    "pool_resize", os.path.join(os.path.dirname(__file__), "test_ops_pool_resize.py")
+)
 _pool_resize = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_pool_resize)
 pool_ref, resize_ref = _pool_resize.pool_ref, _pool_resize.resize_ref
@@ -58,7 +59,7 @@ def conv_transpose_ref(x, w, b):
     out = np.zeros((n, w.shape[1], h + k - 1, wd + k - 1))
     for i in range(k):
         for j in range(k):
-            out[:, :, i:i + h, j:j + wd] += np.einsum("nchw,co->nohw", x, w[:, :, i, j])
+            out[:, :, i : i + h, j : j + wd] += np.einsum("nchw,co->nohw", x, w[:, :, i, j])
     return out + b[None, :, None, None]
 
 
@@ -75,8 +76,10 @@ def strided_ref(x):
     out = np.zeros((x.shape[0], w.shape[0], h, wd))
     for i in range(3):
         for j in range(2):
-            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + 2 * (h - 1) + 1:2, 2 * j:2 * j + wd], w[:, :, i, j])
+            out += np.einsum("nchw,oc->nohw", x[:, :, i : i + 2 * (h - 1) + 1 : 2, 2 * j : 2 * j + wd], w[:, :, i, j])
     return out + STRIDED_W["bias"][None, :, None, None]
+
+
 UP, UP_W = layer(tp.ConvTranspose, 3, 2, (2, 2))
 TABLE = rand(10, 4)
 PADS = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -91,68 +94,148 @@ FAMILIES = {
     "conv_transpose (height and width)": (UP, *SQUARE, lambda x: conv_transpose_ref(x, UP_W["weight"], UP_W["bias"])),
     "conv strided and dilated (height and width)": (STRIDED, *SQUARE, lambda x: strided_ref(x)),
     "maxpool (batch)": (lambda x: tp.maxpool(x, (2, 2), (2, 2)), *IMAGE, lambda x: pool_ref(x, "max", (2, 2), (2, 2))),
-    "maxpool (height and width)": (lambda x: tp.maxpool(x, (3, 3), (1, 1), ((1, 1), (1, 1))), *SQUARE,
-                                   lambda x: pool_ref(x, "max", (3, 3), (1, 1), ((1, 1), (1, 1)))),
+    "maxpool (height and width)": (
+        lambda x: tp.maxpool(x, (3, 3), (1, 1), ((1, 1), (1, 1))),
+        *SQUARE,
+        lambda x: pool_ref(x, "max", (3, 3), (1, 1), ((1, 1), (1, 1))),
+    ),
     "avgpool (batch)": (lambda x: tp.avgpool(x, (3, 3), (2, 2)), *IMAGE, lambda x: pool_ref(x, "avg", (3, 3), (2, 2))),
-    "avgpool (height and width)": (lambda x: tp.avgpool(x, (2, 2), (2, 2)), *SQUARE,
-                                   lambda x: pool_ref(x, "avg", (2, 2), (2, 2))),
+    "avgpool (height and width)": (
+        lambda x: tp.avgpool(x, (2, 2), (2, 2)),
+        *SQUARE,
+        lambda x: pool_ref(x, "avg", (2, 2), (2, 2)),
+    ),
     "maxpool strided and padded (height and width)": (
-        lambda x: tp.maxpool(x, (3, 3), (2, 2), ((1, 0), (0, 1))), *SQUARE,
-        lambda x: pool_ref(x, "max", (3, 3), (2, 2), ((1, 0), (0, 1)))),
+        lambda x: tp.maxpool(x, (3, 3), (2, 2), ((1, 0), (0, 1))),
+        *SQUARE,
+        lambda x: pool_ref(x, "max", (3, 3), (2, 2), ((1, 0), (0, 1))),
+    ),
     "avgpool without the padding (height and width)": (
-        lambda x: tp.avgpool(x, (3, 2), (2, 3), ((1, 1), (1, 0)), count_include_pad=False), *SQUARE,
-        lambda x: pool_ref(x, "avg", (3, 2), (2, 3), ((1, 1), (1, 0)), count_include_pad=False)),
-    "pad constant (height and width)": (lambda x: tp.pad(x, ((0, 0), (0, 0), (1, 2), (2, -1)), value=-1.0), *SQUARE,
-                                        lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 0)), constant_values=-1.0)[..., :-1]),
-    "pad constant (batch)": (lambda x: tp.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), value=-1.0), *IMAGE,
-                             lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), constant_values=-1.0)),
-    **{f"pad {mode} (batch)": (lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode), *IMAGE,
-                               lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=PADS[mode]))
-       for mode in PADS},
-    **{f"pad {mode} (height and width)": (lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode),
-                                          *SQUARE, lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)),
-                                                                               mode=PADS[mode]))
-       for mode in PADS},
-    **{f"resize {mode} (batch)": (lambda x, mode=mode: tp.resize(x, scales=(1, 1, 2, 2), mode=mode), *IMAGE,
-                                  lambda x, mode=mode: resize_ref(x, mode, x.shape[:2] + (12, 12)))
-       for mode in ("nearest", "linear", "cubic")},
-    **{f"resize {mode} (height and width)": (lambda x, mode=mode: tp.resize(x, scales=(1, 1, 2, 1.5), mode=mode),
-                                             *SQUARE, lambda x, mode=mode: resize_ref(
-                                                 x, mode, x.shape[:2] + (2 * x.shape[2], 3 * x.shape[3] // 2)))
-       for mode in ("nearest", "linear", "cubic")},
-    "resize to a given shape (height)": (lambda x: tp.resize(x, (x.shape[0], 3, 7, x.shape[3])), *SQUARE,
-                                         lambda x: resize_ref(x, "linear", x.shape[:2] + (7, x.shape[3]))),
+        lambda x: tp.avgpool(x, (3, 2), (2, 3), ((1, 1), (1, 0)), count_include_pad=False),
+        *SQUARE,
+        lambda x: pool_ref(x, "avg", (3, 2), (2, 3), ((1, 1), (1, 0)), count_include_pad=False),
+    ),
+    "pad constant (height and width)": (
+        lambda x: tp.pad(x, ((0, 0), (0, 0), (1, 2), (2, -1)), value=-1.0),
+        *SQUARE,
+        lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 0)), constant_values=-1.0)[..., :-1],
+    ),
+    "pad constant (batch)": (
+        lambda x: tp.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), value=-1.0),
+        *IMAGE,
+        lambda x: np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), constant_values=-1.0),
+    ),
+    **{
+        f"pad {mode} (batch)": (
+            lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode),
+            *IMAGE,
+            lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=PADS[mode]),
+        )
+        for mode in PADS
+    },
+    **{
+        f"pad {mode} (height and width)": (
+            lambda x, mode=mode: tp.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=mode),
+            *SQUARE,
+            lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)), mode=PADS[mode]),
+        )
+        for mode in PADS
+    },
+    **{
+        f"resize {mode} (batch)": (
+            lambda x, mode=mode: tp.resize(x, scales=(1, 1, 2, 2), mode=mode),
+            *IMAGE,
+            lambda x, mode=mode: resize_ref(x, mode, x.shape[:2] + (12, 12)),
+        )
+        for mode in ("nearest", "linear", "cubic")
+    },
+    **{
+        f"resize {mode} (height and width)": (
+            lambda x, mode=mode: tp.resize(x, scales=(1, 1, 2, 1.5), mode=mode),
+            *SQUARE,
+            lambda x, mode=mode: resize_ref(x, mode, x.shape[:2] + (2 * x.shape[2], 3 * x.shape[3] // 2)),
+        )
+        for mode in ("nearest", "linear", "cubic")
+    },
+    "resize to a given shape (height)": (
+        lambda x: tp.resize(x, (x.shape[0], 3, 7, x.shape[3])),
+        *SQUARE,
+        lambda x: resize_ref(x, "linear", x.shape[:2] + (7, x.shape[3])),
+    ),
     "flip (batch)": (lambda x: tp.flip(x, dim=(2, 3)), *IMAGE, lambda x: np.flip(x, (2, 3))),
     "flip (height and width)": (lambda x: tp.flip(x, dim=(2, 3)), *SQUARE, lambda x: np.flip(x, (2, 3))),
-    "topk over a static dim": (lambda x: tp.topk(x, 2, dim=1)[0], (BATCH, 6), lambda n: rand(n, 6),
-                               lambda x: -np.sort(-x, axis=1)[:, :2]),
-    "topk over the dynamic dim": (lambda x: tp.topk(x, 2, dim=1)[0], (2, (4, 6, 8)), lambda n: rand(2, n),
-                                  lambda x: -np.sort(-x, axis=1)[:, :2]),
-    "cumsum over the dynamic dim": (lambda x: tp.cumsum(x, dim=0), (BATCH, 3), lambda n: rand(n, 3),
-                                    lambda x: np.cumsum(x, axis=0)),
-    "take over the dynamic dim (indices clamped)": (lambda x: tp.gather(x, 0, tp.Tensor(np.array([0, 2, 9, -1], np.int32))),
-                                                      (BATCH, 3), lambda n: rand(n, 3),
-                                                      lambda x: x[np.clip([0, 2, 9, len(x) - 1], 0, len(x) - 1)]),
-    "strided slices over the dynamic dim": (lambda x: tp.concatenate([x[1::3], x[: x.shape[0] - 1 : 2]], dim=0) * 2.0,
-                                            (BATCH, 3), lambda n: rand(n, 3),
-                                            lambda x: np.concatenate([x[1::3], x[: len(x) - 1 : 2]]) * 2.0),
-    "masked_fill": (lambda x: tp.masked_fill(x, x > 0.5, -2.0), (BATCH, 3), lambda n: rand(n, 3),
-                    lambda x: np.where(x > 0.5, -2.0, x)),
-    "embedding (gather)": (lambda i: tp.gather(tp.Tensor(TABLE), 0, i), (BATCH,),
-                           lambda n: RNG.integers(0, 10, n).astype(np.int32), lambda i: TABLE[i]),
-    "concatenate": (lambda x: tp.concatenate([x, x * 2.0], dim=0), (BATCH, 3), lambda n: rand(n, 3),
-                    lambda x: np.concatenate([x, x * 2.0])),
+    "topk over a static dim": (
+        lambda x: tp.topk(x, 2, dim=1)[0],
+        (BATCH, 6),
+        lambda n: rand(n, 6),
+        lambda x: -np.sort(-x, axis=1)[:, :2],
+    ),
+    "topk over the dynamic dim": (
+        lambda x: tp.topk(x, 2, dim=1)[0],
+        (2, (4, 6, 8)),
+        lambda n: rand(2, n),
+        lambda x: -np.sort(-x, axis=1)[:, :2],
+    ),
+    "cumsum over the dynamic dim": (
+        lambda x: tp.cumsum(x, dim=0),
+        (BATCH, 3),
+        lambda n: rand(n, 3),
+        lambda x: np.cumsum(x, axis=0),
+    ),
+    "take over the dynamic dim (indices clamped)": (
+        lambda x: tp.gather(x, 0, tp.Tensor(np.array([0, 2, 9, -1], np.int32))),
+        (BATCH, 3),
+        lambda n: rand(n, 3),
+        lambda x: x[np.clip([0, 2, 9, len(x) - 1], 0, len(x) - 1)],
+    ),
+    "strided slices over the dynamic dim": (
+        lambda x: tp.concatenate([x[1::3], x[: x.shape[0] - 1 : 2]], dim=0) * 2.0,
+        (BATCH, 3),
+        lambda n: rand(n, 3),
+        lambda x: np.concatenate([x[1::3], x[: len(x) - 1 : 2]]) * 2.0,
+    ),
+    "masked_fill": (
+        lambda x: tp.masked_fill(x, x > 0.5, -2.0),
+        (BATCH, 3),
+        lambda n: rand(n, 3),
+        lambda x: np.where(x > 0.5, -2.0, x),
+    ),
+    "embedding (gather)": (
+        lambda i: tp.gather(tp.Tensor(TABLE), 0, i),
+        (BATCH,),
+        lambda n: RNG.integers(0, 10, n).astype(np.int32),
+        lambda i: TABLE[i],
+    ),
+    "concatenate": (
+        lambda x: tp.concatenate([x, x * 2.0], dim=0),
+        (BATCH, 3),
+        lambda n: rand(n, 3),
+        lambda x: np.concatenate([x, x * 2.0]),
+    ),
     # ops that mix the rows of a padded dim: XLA masks the sum; merging the batch with the dims after it keeps
     # the real rows first; merging a dynamic dim with the one before it puts padding between real rows
-    "conv, then a sum over the batch": (lambda x: tp.sum(CONV(x), dim=0), *IMAGE,
-                                        lambda x: conv_ref(x, CONV_W["weight"], CONV_W["bias"], 1).sum(0)),
-    "maxpool, then a reshape merging the batch": (lambda x: tp.reshape(tp.maxpool(x, (2, 2), (2, 2)), (-1, 9)),
-                                                  *IMAGE, lambda x: pool_ref(x, "max", (2, 2), (2, 2)).reshape(-1, 9)),
-    "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]": (lambda x: tp.reshape(tp.reshape(x, (-1, 4)) * 2.0, (-1, 3, 4)),
-                                                       (BATCH, 3, 4), lambda n: rand(n, 3, 4), lambda x: x * 2.0),
+    "conv, then a sum over the batch": (
+        lambda x: tp.sum(CONV(x), dim=0),
+        *IMAGE,
+        lambda x: conv_ref(x, CONV_W["weight"], CONV_W["bias"], 1).sum(0),
+    ),
+    "maxpool, then a reshape merging the batch": (
+        lambda x: tp.reshape(tp.maxpool(x, (2, 2), (2, 2)), (-1, 9)),
+        *IMAGE,
+        lambda x: pool_ref(x, "max", (2, 2), (2, 2)).reshape(-1, 9),
+    ),
+    "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]": (
+        lambda x: tp.reshape(tp.reshape(x, (-1, 4)) * 2.0, (-1, 3, 4)),
+        (BATCH, 3, 4),
+        lambda n: rand(n, 3, 4),
+        lambda x: x * 2.0,
+    ),
     "flip, then a reshape merging a dynamic dim with the one before": (
-        lambda x: tp.reshape(tp.flip(x, dim=2), (-1, 4)), (2, BATCH, 4), lambda n: rand(2, n, 4),
-        lambda x: np.flip(x, 2).reshape(-1, 4)),
+        lambda x: tp.reshape(tp.flip(x, dim=2), (-1, 4)),
+        (2, BATCH, 4),
+        lambda n: rand(2, n, 4),
+        lambda x: np.flip(x, 2).reshape(-1, 4),
+    ),
 }
 # The families whose padded dims stay padded (bounded programs, one per bucket): every family over a batch, and
 # the windows, pads, resizes and flips over the image's height and width (``tripy_backend.passes.masked_reads``: XLA
@@ -160,15 +243,23 @@ FAMILIES = {
 # gather's indices clamped to the real size). The others get a static program per shape: a sort over a padded
 # dim would read its padding.
 BOUNDED = {name for name in FAMILIES if "(batch)" in name or "(height" in name} | {
-    "topk over a static dim", "cumsum over the dynamic dim", "embedding (gather)", "concatenate",
-    "take over the dynamic dim (indices clamped)", "strided slices over the dynamic dim", "masked_fill",
-    "conv, then a sum over the batch", "maxpool, then a reshape merging the batch",
-    "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]", "flip, then a reshape merging a dynamic dim with the one before"}
+    "topk over a static dim",
+    "cumsum over the dynamic dim",
+    "embedding (gather)",
+    "concatenate",
+    "take over the dynamic dim (indices clamped)",
+    "strided slices over the dynamic dim",
+    "masked_fill",
+    "conv, then a sum over the batch",
+    "maxpool, then a reshape merging the batch",
+    "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
+    "flip, then a reshape merging a dynamic dim with the one before",
+}
 
 
 def sizes(shape):
     """5 sizes of the family's range, padded ones among them."""
-    (lo, _, hi), = {d if isinstance(d, tuple) else d.bounds for d in shape if not isinstance(d, int)}
+    ((lo, _, hi),) = {d if isinstance(d, tuple) else d.bounds for d in shape if not isinstance(d, int)}
     return [1, 3, 5, 6, 8] if (lo, hi) == (1, 8) else list(range(lo, hi + 1))
 
 
@@ -201,17 +292,22 @@ def test_every_size_in_range_without_compiling(name, logged):
 
 def test_a_program_without_bounded_form_gets_a_static_program_per_size(logged):
     exe, text = logged(lambda: compile_family("topk over the dynamic dim"))
-    assert "no bounded programs (stablehlo.sort over a dynamic dim is not supported with bounded dims); a static program for each " \
-           "of the 5 shapes in range, compiled now" in text
+    assert (
+        "no bounded programs (stablehlo.sort over a dynamic dim is not supported with bounded dims); a static program for each "
+        "of the 5 shapes in range, compiled now" in text
+    )
     assert "5 programs cover x[1] in [4, 8] (plan: a static program per shape, x[1] = 4..8;" in text
 
 
 def test_a_range_too_wide_for_a_program_per_size_says_which_sizes_compile_at_call_time(monkeypatch, logged):
     monkeypatch.setattr(range_plan, "MAX_STATIC_PROGRAMS", 3)
-    exe, text = logged(lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0],
-                                          args=[tp.InputInfo((2, (2, 5, 100)), tp.float32)]))
-    assert ("the range is too wide for a static program per shape (at most 3): x[1] = 4..6 compile now; other "
-            "sizes of x[1] compile at their first call") in text
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0], args=[tp.InputInfo((2, (2, 5, 100)), tp.float32)])
+    )
+    assert (
+        "the range is too wide for a static program per shape (at most 3): x[1] = 4..6 compile now; other "
+        "sizes of x[1] compile at their first call"
+    ) in text
     before = tripy_backend.compilation_count()
     for n in (4, 5, 6):
         exe(tp.Tensor(rand(2, n)))
@@ -235,22 +331,40 @@ _LOAD_AND_SWEEP = textwrap.dedent("""
 
 
 def test_saved_programs_run_every_size_in_a_new_process_without_compiling(tmp_path):
-    names = ["conv (batch)", "conv (height and width)", "conv_transpose (height and width)", "maxpool (batch)",
-             "avgpool without the padding (height and width)", "resize linear (batch)",
-             "resize cubic (height and width)", "pad reflect (batch)", "pad constant (height and width)",
-             "pad reflect (height and width)",
-             "flip (batch)", "flip (height and width)", "take over the dynamic dim (indices clamped)",
-             "strided slices over the dynamic dim", "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
-             "flip, then a reshape merging a dynamic dim with the one before", "cumsum over the dynamic dim",
-             "topk over a static dim", "topk over the dynamic dim"]
+    names = [
+        "conv (batch)",
+        "conv (height and width)",
+        "conv_transpose (height and width)",
+        "maxpool (batch)",
+        "avgpool without the padding (height and width)",
+        "resize linear (batch)",
+        "resize cubic (height and width)",
+        "pad reflect (batch)",
+        "pad constant (height and width)",
+        "pad reflect (height and width)",
+        "flip (batch)",
+        "flip (height and width)",
+        "take over the dynamic dim (indices clamped)",
+        "strided slices over the dynamic dim",
+        "reshapes [B, T, C] -> [B * T, C] -> [B, T, C]",
+        "flip, then a reshape merging a dynamic dim with the one before",
+        "cumsum over the dynamic dim",
+        "topk over a static dim",
+        "topk over the dynamic dim",
+    ]
     inputs = []
     for k, name in enumerate(names):
         compile_family(name).save(str(tmp_path / f"{k}.tpexe"))
         _, shape, make, _ = FAMILIES[name]
         inputs.append({str(n): make(n) for n in sizes(shape)})
         np.savez(tmp_path / f"{k}.npz", **inputs[-1])
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_SWEEP, str(tmp_path), str(len(names))],
-                          capture_output=True, text=True, env=dict(os.environ, TRIPY_CACHE_DIR=""), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_SWEEP, str(tmp_path), str(len(names))],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TRIPY_CACHE_DIR=""),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     counts = [line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("compilations:")]
     # No call compiles; loading compiles nothing either, but for the sorts, whose compiled code XLA:CPU cannot
@@ -270,8 +384,10 @@ def test_a_bucket_without_a_bounded_program_gets_a_bucket_per_size_saved_and_loa
     # get buckets (static programs) of their own, compiled by tp.compile and saved; no call compiles, before or
     # after Executable.load in a new process.
     exe, text = logged(lambda: tp.compile(lambda x: (x * 2.0)[:-5], args=[tp.InputInfo(((1, 2, 8), 2), tp.float32)]))
-    assert "bucket 3/4 of the declared range: no bounded program (a size computed at run time is bounded by 0 or 1 " \
-           "here); each of its sizes gets a bucket of its own" in text
+    assert (
+        "bucket 3/4 of the declared range: no bounded program (a size computed at run time is bounded by 0 or 1 "
+        "here); each of its sizes gets a bucket of its own" in text
+    )
     assert "(plan: x[0] <= 1, 2, 3, 4, 8;" in text
     inputs = {str(n): rand(n, 2) for n in range(1, 9)}
     before = tripy_backend.compilation_count()
@@ -280,8 +396,13 @@ def test_a_bucket_without_a_bounded_program_gets_a_bucket_per_size_saved_and_loa
     assert tripy_backend.compilation_count() == before
     exe.save(str(tmp_path / "0.tpexe"))
     np.savez(tmp_path / "0.npz", **inputs)
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_SWEEP, str(tmp_path), "1"], capture_output=True, text=True,
-                          env=dict(os.environ, TRIPY_CACHE_DIR=""), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_SWEEP, str(tmp_path), "1"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TRIPY_CACHE_DIR=""),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "compilations: 0 0" in proc.stdout
     outputs = np.load(tmp_path / "0.out.npz")
@@ -293,8 +414,9 @@ def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_pro
     monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
     # range 2..9: the largest bucket (9) holds one size and compiles statically; the bounded ones (e.g. 8, for 6..8)
     # cannot express the sort. The static programs already made are kept.
-    exe, text = logged(lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0],
-                                          args=[tp.InputInfo((2, (2, 5, 9)), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.topk(x, 2, dim=1)[0], args=[tp.InputInfo((2, (2, 5, 9)), tp.float32)])
+    )
     assert "no bounded programs (stablehlo.sort over a dynamic dim is not supported with bounded dims)" in text
     assert sum("x[1] = 9) in " in line for line in text.splitlines()) == 1  # compiled once, kept
     before = tripy_backend.compilation_count()
@@ -307,8 +429,9 @@ def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_pro
 def test_a_reshape_splitting_a_dynamic_dim_after_a_static_one_stays_bounded_and_checks_the_sizes(logged):
     # [2 * T, C] -> [2, T, C]: padded rows would land between the real ones; the bounded program gathers the real
     # rows into place. Odd sizes cannot be split in two: a call says why, as eager mode does, and compiles nothing.
-    exe, text = logged(lambda: tp.compile(lambda x: tp.reshape(x, (2, -1, 4)) * 2.0,
-                                          args=[tp.InputInfo(((2, 4, 16), 4), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.reshape(x, (2, -1, 4)) * 2.0, args=[tp.InputInfo(((2, 4, 16), 4), tp.float32)])
+    )
     assert "(plan: x[0] <= 2, 4, 8, 16;" in text
     before = tripy_backend.compilation_count()
     for n in range(2, 17, 2):
@@ -338,11 +461,15 @@ def heads_ref(x):
 
 
 RESHAPES = {  # a dynamic batch B and sequence T
-    "[B, T, H * D] <-> [B, T, H, D]": (lambda x: tp.reshape(tp.reshape(x, (x.shape[0], x.shape[1], 2, 4)) * 2.0,
-                                                            (x.shape[0], x.shape[1], 8)), lambda x: x * 2.0),
+    "[B, T, H * D] <-> [B, T, H, D]": (
+        lambda x: tp.reshape(tp.reshape(x, (x.shape[0], x.shape[1], 2, 4)) * 2.0, (x.shape[0], x.shape[1], 8)),
+        lambda x: x * 2.0,
+    ),
     "[B, T, C] -> [B * T, C]": (lambda x: tp.reshape(x, (-1, 8)) * 2.0, lambda x: x.reshape(-1, 8) * 2.0),
-    "[B, T, C] <-> [B * T, C]": (lambda x: tp.reshape(tp.reshape(x, (-1, 8)) * 2.0, (x.shape[0], x.shape[1], 8)),
-                                 lambda x: x * 2.0),
+    "[B, T, C] <-> [B * T, C]": (
+        lambda x: tp.reshape(tp.reshape(x, (-1, 8)) * 2.0, (x.shape[0], x.shape[1], 8)),
+        lambda x: x * 2.0,
+    ),
     "attention heads": (heads, heads_ref),
 }
 
@@ -368,8 +495,12 @@ def test_two_batch_dims_that_must_be_equal_stay_bounded(logged):
     def fuse(pix, masks):
         return CONV(pix) + tp.maxpool(masks, (2, 2), (2, 2))
 
-    exe, text = logged(lambda: tp.compile(fuse, args=[tp.InputInfo(((1, 2, 4), 3, 6, 6), tp.float32),
-                                                      tp.InputInfo(((1, 2, 4), 4, 12, 12), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(
+            fuse,
+            args=[tp.InputInfo(((1, 2, 4), 3, 6, 6), tp.float32), tp.InputInfo(((1, 2, 4), 4, 12, 12), tp.float32)],
+        )
+    )
     assert "(plan: pix[0] <= 1, 2, 4; masks[0] <= 1, 2, 4;" in text
     assert "left out (the program is not valid for its bounds" in text
     before = tripy_backend.compilation_count()

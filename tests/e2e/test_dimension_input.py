@@ -61,8 +61,10 @@ def test_save_and_load(rows_exe, tmp_path):
     rows_exe.save(path)
     loaded = tp.Executable.load(path)
     assert loaded.input_infos == rows_exe.input_infos
-    assert str(loaded) == "Executable(x: InputInfo(shape=(4, 4), dtype=float32), " \
-                          "n: DimensionInputInfo(min=1, opt=2, max=8)) -> Tensor"
+    assert (
+        str(loaded) == "Executable(x: InputInfo(shape=(4, 4), dtype=float32), "
+        "n: DimensionInputInfo(min=1, opt=2, max=8)) -> Tensor"
+    )
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
     assert np.array_equal(np.asarray(loaded(tp.Tensor(x), tp.DimensionSize(8))), (x + x).reshape(8, 2))
 
@@ -75,24 +77,30 @@ def test_info_values():
     assert str(info) == "DimensionInputInfo(min=1, opt=4, max=6)"
 
 
-@pytest.mark.parametrize("bounds, message", [
-    ((1, 2), "must be a (min, opt, max) triple"),
-    ((3, 2, 4), "must satisfy min <= opt <= max"),
-    ((-1, 2, 4), "the minimum -1 is negative"),
-    ((1, 2.5, 4), "bounds must be ints, but got float"),
-])
+@pytest.mark.parametrize(
+    "bounds, message",
+    [
+        ((1, 2), "must be a (min, opt, max) triple"),
+        ((3, 2, 4), "must satisfy min <= opt <= max"),
+        ((-1, 2, 4), "the minimum -1 is negative"),
+        ((1, 2.5, 4), "bounds must be ints, but got float"),
+    ],
+)
 def test_bad_bounds(bounds, message):
     with pytest.raises(tp.TripyException, match=None) as err:
         tp.DimensionInputInfo(bounds)  # MARK-bad-bounds
     assert message in str(err.value) and f"{__file__}:{_line_of('# MARK-bad-bounds')}" in str(err.value)
 
 
-@pytest.mark.parametrize("value, message", [
-    (tp.DimensionSize(9), "Input 'n' is 9, which is outside the allowed range [1, 8]"),
-    (0, "Input 'n' is 0, which is outside the allowed range [1, 8]"),
-    (2.0, "Input 'n' must be a tripy.DimensionSize (or an int), but got float"),
-    (tp.Tensor([2]), "but got a tensor of data type int32 and rank 1"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (tp.DimensionSize(9), "Input 'n' is 9, which is outside the allowed range [1, 8]"),
+        (0, "Input 'n' is 0, which is outside the allowed range [1, 8]"),
+        (2.0, "Input 'n' must be a tripy.DimensionSize (or an int), but got float"),
+        (tp.Tensor([2]), "but got a tensor of data type int32 and rank 1"),
+    ],
+)
 def test_bad_values(rows_exe, value, message):
     with pytest.raises(tp.TripyException) as err:
         rows_exe(tp.ones((4, 4)), value)  # MARK-bad-value
@@ -111,6 +119,8 @@ def test_converting_the_value_while_tracing_is_an_error_without_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(tp.TripyException, match="Cannot evaluate a tensor while tripy.compile"):
-            tp.compile(lambda x, n: tp.reshape(x, (int(n), -1)),
-                       args=[tp.InputInfo((4, 4), tp.float32), tp.DimensionInputInfo((1, 2, 8))])
+            tp.compile(
+                lambda x, n: tp.reshape(x, (int(n), -1)),
+                args=[tp.InputInfo((4, 4), tp.float32), tp.DimensionInputInfo((1, 2, 8))],
+            )
     assert caught == []  # (the "baked in as a constant" warning is for tensors that can be)

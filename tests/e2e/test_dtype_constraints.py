@@ -69,36 +69,62 @@ Build = Callable[[SimpleNamespace], Tuple[tuple, dict]]
 # that the op runs and gives the declared dtype).
 SAMPLES: Dict[str, Tuple[Build, Optional[Callable[..., Any]]]] = {
     # elementwise
-    "exp": (unary, np.exp), "log": (unary, np.log), "sin": (unary, np.sin), "cos": (unary, np.cos),
-    "tanh": (unary, np.tanh), "sqrt": (unary, np.sqrt), "rsqrt": (unary, lambda x: 1 / np.sqrt(x)),
-    "sigmoid": (unary, lambda x: 1 / (1 + np.exp(-x))), "silu": (unary, lambda x: x / (1 + np.exp(-x))),
+    "exp": (unary, np.exp),
+    "log": (unary, np.log),
+    "sin": (unary, np.sin),
+    "cos": (unary, np.cos),
+    "tanh": (unary, np.tanh),
+    "sqrt": (unary, np.sqrt),
+    "rsqrt": (unary, lambda x: 1 / np.sqrt(x)),
+    "sigmoid": (unary, lambda x: 1 / (1 + np.exp(-x))),
+    "silu": (unary, lambda x: x / (1 + np.exp(-x))),
     "gelu": (unary, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2)))),
-    "abs": (lambda d: A(t(d.T1, NEG)), np.abs), "relu": (lambda d: A(t(d.T1, NEG)), lambda x: np.maximum(x, 0)),
-    "Tensor.__neg__": (lambda d: A(t(d.T1, NEG)), np.negative), "Tensor.__invert__": (unary, np.invert),
-    "maximum": (binary, np.maximum), "minimum": (binary, np.minimum),
-    "Tensor.__add__": (binary, np.add), "Tensor.__radd__": (binary, lambda a, b: b + a),
-    "Tensor.__sub__": (binary, np.subtract), "Tensor.__rsub__": (binary, lambda a, b: b - a),
-    "Tensor.__mul__": (binary, np.multiply), "Tensor.__rmul__": (binary, lambda a, b: b * a),
-    "Tensor.__truediv__": (binary, np.true_divide), "Tensor.__rtruediv__": (binary, lambda a, b: b / a),
-    "Tensor.__floordiv__": (binary, np.floor_divide), "Tensor.__rfloordiv__": (binary, lambda a, b: b // a),
-    "Tensor.__mod__": (binary, np.mod), "Tensor.__rmod__": (binary, lambda a, b: b % a),
-    "Tensor.__pow__": (binary, np.power), "Tensor.__rpow__": (binary, lambda a, b: b ** a),
-    "Tensor.__and__": (binary, np.bitwise_and), "Tensor.__rand__": (binary, np.bitwise_and),
-    "Tensor.__or__": (binary, np.bitwise_or), "Tensor.__ror__": (binary, np.bitwise_or),
-    "Tensor.__xor__": (binary, np.bitwise_xor), "Tensor.__rxor__": (binary, np.bitwise_xor),
-    "Tensor.__eq__": (binary, np.equal), "Tensor.__ne__": (binary, np.not_equal),
-    "Tensor.__lt__": (binary, np.less), "Tensor.__le__": (binary, np.less_equal),
-    "Tensor.__gt__": (binary, np.greater), "Tensor.__ge__": (binary, np.greater_equal),
+    "abs": (lambda d: A(t(d.T1, NEG)), np.abs),
+    "relu": (lambda d: A(t(d.T1, NEG)), lambda x: np.maximum(x, 0)),
+    "Tensor.__neg__": (lambda d: A(t(d.T1, NEG)), np.negative),
+    "Tensor.__invert__": (unary, np.invert),
+    "maximum": (binary, np.maximum),
+    "minimum": (binary, np.minimum),
+    "Tensor.__add__": (binary, np.add),
+    "Tensor.__radd__": (binary, lambda a, b: b + a),
+    "Tensor.__sub__": (binary, np.subtract),
+    "Tensor.__rsub__": (binary, lambda a, b: b - a),
+    "Tensor.__mul__": (binary, np.multiply),
+    "Tensor.__rmul__": (binary, lambda a, b: b * a),
+    "Tensor.__truediv__": (binary, np.true_divide),
+    "Tensor.__rtruediv__": (binary, lambda a, b: b / a),
+    "Tensor.__floordiv__": (binary, np.floor_divide),
+    "Tensor.__rfloordiv__": (binary, lambda a, b: b // a),
+    "Tensor.__mod__": (binary, np.mod),
+    "Tensor.__rmod__": (binary, lambda a, b: b % a),
+    "Tensor.__pow__": (binary, np.power),
+    "Tensor.__rpow__": (binary, lambda a, b: b**a),
+    "Tensor.__and__": (binary, np.bitwise_and),
+    "Tensor.__rand__": (binary, np.bitwise_and),
+    "Tensor.__or__": (binary, np.bitwise_or),
+    "Tensor.__ror__": (binary, np.bitwise_or),
+    "Tensor.__xor__": (binary, np.bitwise_xor),
+    "Tensor.__rxor__": (binary, np.bitwise_xor),
+    "Tensor.__eq__": (binary, np.equal),
+    "Tensor.__ne__": (binary, np.not_equal),
+    "Tensor.__lt__": (binary, np.less),
+    "Tensor.__le__": (binary, np.less_equal),
+    "Tensor.__gt__": (binary, np.greater),
+    "Tensor.__ge__": (binary, np.greater_equal),
     "Tensor.__matmul__": (lambda d: A(t(d.T1), t(d.T1, [[1, 2], [0, 1], [2, 1]])), np.matmul),
-    "Tensor.__rmatmul__": (lambda d: A(t(d.T1), np.array([[1, 2], [0, 1], [2, 1]]).astype(d.T1.numpy_dtype)),
-                           lambda a, b: b @ a),
+    "Tensor.__rmatmul__": (
+        lambda d: A(t(d.T1), np.array([[1, 2], [0, 1], [2, 1]]).astype(d.T1.numpy_dtype)),
+        lambda a, b: b @ a,
+    ),
     "where": (lambda d: A(t(d.T2, MASK), t(d.T1), t(d.T1, Y)), np.where),
     "masked_fill": (lambda d: A(t(d.T1), t(d.T2, MASK), 1), lambda x, m, v: np.where(m, v, x)),
-    "tril": (lambda d: A(t(d.T1, X + [Y[0]])), np.tril), "triu": (lambda d: A(t(d.T1, X + [Y[0]])), np.triu),
+    "tril": (lambda d: A(t(d.T1, X + [Y[0]])), np.tril),
+    "triu": (lambda d: A(t(d.T1, X + [Y[0]])), np.triu),
     # reductions
     "sum": (reduce_dim1, lambda x, dim: np.sum(x, axis=dim)),
     "prod": (reduce_dim1, lambda x, dim: np.prod(x, axis=dim)),
-    "max": (reduce_dim1, lambda x, dim: np.max(x, axis=dim)), "min": (reduce_dim1, lambda x, dim: np.min(x, axis=dim)),
+    "max": (reduce_dim1, lambda x, dim: np.max(x, axis=dim)),
+    "min": (reduce_dim1, lambda x, dim: np.min(x, axis=dim)),
     "mean": (reduce_dim1, lambda x, dim: np.mean(x, axis=dim)),
     "var": (reduce_dim1, lambda x, dim: np.var(x, axis=dim, ddof=1)),
     "all": (lambda d: A(t(d.T1, MASK), dim=1), lambda x, dim: np.all(x, axis=dim)),
@@ -112,20 +138,31 @@ SAMPLES: Dict[str, Tuple[Build, Optional[Callable[..., Any]]]] = {
     "equal": (binary, lambda a, b: bool(np.array_equal(a, b))),
     "outer": (lambda d: A(t(d.T1, [1, 2]), t(d.T1, [3, 1, 2])), np.outer),
     # nn
-    "avgpool": (lambda d: A(t(d.T1, GRID), (2, 2), stride=(2, 2)),
-                lambda x, k, stride: x.reshape(1, 1, 2, 2, 2, 2).mean(axis=(3, 5))),
-    "maxpool": (lambda d: A(t(d.T1, GRID), (2, 2), stride=(2, 2)),
-                lambda x, k, stride: x.reshape(1, 1, 2, 2, 2, 2).max(axis=(3, 5))),
-    "resize": (lambda d: A(t(d.T1), "nearest", output_shape=(4, 6)),
-               lambda x, mode, output_shape: np.repeat(np.repeat(x, 2, 0), 2, 1)),
-    "quantize": (lambda d: A(t(d.T1), 0.5, d.T2),
-                 lambda x, scale, dtype: np.clip(x / scale, -8, 7) if dtype == tp.int4 else x / scale),
+    "avgpool": (
+        lambda d: A(t(d.T1, GRID), (2, 2), stride=(2, 2)),
+        lambda x, k, stride: x.reshape(1, 1, 2, 2, 2, 2).mean(axis=(3, 5)),
+    ),
+    "maxpool": (
+        lambda d: A(t(d.T1, GRID), (2, 2), stride=(2, 2)),
+        lambda x, k, stride: x.reshape(1, 1, 2, 2, 2, 2).max(axis=(3, 5)),
+    ),
+    "resize": (
+        lambda d: A(t(d.T1), "nearest", output_shape=(4, 6)),
+        lambda x, mode, output_shape: np.repeat(np.repeat(x, 2, 0), 2, 1),
+    ),
+    "quantize": (
+        lambda d: A(t(d.T1), 0.5, d.T2),
+        lambda x, scale, dtype: np.clip(x / scale, -8, 7) if dtype == tp.int4 else x / scale,
+    ),
     "dequantize": (lambda d: A(t(d.T1), 0.5, d.T2), lambda x, scale, dtype: x * scale),
     # data types, shapes and data movement
     "cast": (lambda d: A(t(d.T1), d.T2), lambda x, dtype: x != 0 if dtype == tp.bool else x),
-    "reshape": (lambda d: A(t(d.T1), (3, 2)), np.reshape), "permute": (lambda d: A(t(d.T1), (1, 0)), np.transpose),
-    "transpose": (lambda d: A(t(d.T1), 0, 1), np.swapaxes), "flatten": (unary, np.ravel),
-    "squeeze": (lambda d: A(t(d.T1, [X]), 0), np.squeeze), "unsqueeze": (lambda d: A(t(d.T1), 0), np.expand_dims),
+    "reshape": (lambda d: A(t(d.T1), (3, 2)), np.reshape),
+    "permute": (lambda d: A(t(d.T1), (1, 0)), np.transpose),
+    "transpose": (lambda d: A(t(d.T1), 0, 1), np.swapaxes),
+    "flatten": (unary, np.ravel),
+    "squeeze": (lambda d: A(t(d.T1, [X]), 0), np.squeeze),
+    "unsqueeze": (lambda d: A(t(d.T1), 0), np.expand_dims),
     "expand": (lambda d: A(t(d.T1, [[1], [2]]), (2, 3)), np.broadcast_to),
     "flip": (lambda d: A(t(d.T1), dim=1), lambda x, dim: np.flip(x, dim)),
     "split": (lambda d: A(t(d.T1), 3, dim=1), lambda x, n, dim: tuple(np.split(x, n, axis=dim))),
@@ -224,7 +261,7 @@ def test_declarations_are_well_formed():
         params = inspect.signature(fn).parameters
         for key, var in fn.__tripy_dtype_constraints__.items():
             assert key == RETURN or key in params, f"{name}: {key!r} is not a parameter"
-            for v in (var if isinstance(var, tuple) else (var,)):
+            for v in var if isinstance(var, tuple) else (var,):
                 assert v in variables, f"{name}: undeclared type variable {v!r}"
         for var, dts in variables.items():
             assert len(set(dts)) == len(dts) and all(d in ALL for d in dts), f"{name}: bad dtypes for {var}"
@@ -319,14 +356,23 @@ def test_unsupported_dtype_report_names_op_argument_dtypes_and_fix():
 
 
 def test_shared_variable_mismatch_is_reported():
-    with pytest.raises(tp.TripyException, match=r"tripy.maximum: 'lhs' and 'rhs' must have the same data type, but "
-                                                r"got float32 and int32"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"tripy.maximum: 'lhs' and 'rhs' must have the same data type, but "
+        r"got float32 and int32",
+    ):
         tp.maximum(tp.Tensor([1.0]), tp.Tensor([1]))
-    with pytest.raises(tp.TripyException, match=r"Operands of '\+' must have the same data type, but got int32 and "
-                                                r"float32"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"Operands of '\+' must have the same data type, but got int32 and "
+        r"float32",
+    ):
         tp.Tensor([1, 2]) + tp.Tensor([1.0, 2.0])
-    with pytest.raises(tp.TripyException, match=r"tripy.concatenate: 'tensors\[0\]' and 'tensors\[2\]' must have the "
-                                                r"same data type, but got float32 and int32"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"tripy.concatenate: 'tensors\[0\]' and 'tensors\[2\]' must have the "
+        r"same data type, but got float32 and int32",
+    ):
         tp.concatenate([tp.Tensor([1.0]), tp.Tensor([2.0]), tp.Tensor([3])], 0)
 
 
@@ -359,16 +405,22 @@ def test_function_and_method_spellings_check_the_same_declaration():
 def test_dtype_exceptions_and_malformed_declarations():
     from tripy_frontend.export import dtype_rules
 
-    @dtype_rules({"input": "T1", "dtype": "T2", RETURN: "T2"},
-                 {"T1": (tp.float32, tp.float8), "T2": (tp.int4, tp.int8)},
-                 [{"T1": tp.float8, "T2": tp.int4}], name="tripy.example")
+    @dtype_rules(
+        {"input": "T1", "dtype": "T2", RETURN: "T2"},
+        {"T1": (tp.float32, tp.float8), "T2": (tp.int4, tp.int8)},
+        [{"T1": tp.float8, "T2": tp.int4}],
+        name="tripy.example",
+    )
     def example(input, dtype):
         return tp.cast(input, dtype)
 
     assert example(tp.Tensor([1.0]), tp.int4).dtype == tp.int4
     assert example(tp.cast(tp.Tensor([1.0]), tp.float8), tp.int8).dtype == tp.int8
-    with pytest.raises(tp.TripyException, match="tripy.example does not support dtype float8 for argument 'input' "
-                                                "together with dtype int4 for argument 'dtype'"):
+    with pytest.raises(
+        tp.TripyException,
+        match="tripy.example does not support dtype float8 for argument 'input' "
+        "together with dtype int4 for argument 'dtype'",
+    ):
         example(tp.cast(tp.Tensor([1.0]), tp.float8), tp.int4)
     with pytest.raises(tp.TripyException, match="tripy.example does not support dtype int32 for argument 'dtype'"):
         example(tp.Tensor([1.0]), dtype=tp.int32)
@@ -383,10 +435,14 @@ def test_a_dtype_combination_that_passed_does_not_excuse_a_later_violation():
     f32, i32 = tp.Tensor([1.0]), tp.Tensor([1])
     for _ in range(2):
         assert (f32 + f32).tolist() == [2.0]
-        with pytest.raises(tp.TripyException, match="Operands of '\\+' must have the same data type, but got "
-                                                    "float32 and int32"):
+        with pytest.raises(
+            tp.TripyException, match="Operands of '\\+' must have the same data type, but got float32 and int32"
+        ):
             f32 + i32
     assert tp.concatenate([f32, f32], 0).tolist() == [1.0, 1.0]
-    with pytest.raises(tp.TripyException, match=r"tripy.concatenate: 'tensors\[0\]' and 'tensors\[2\]' must have "
-                                                "the same data type, but got float32 and int32"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"tripy.concatenate: 'tensors\[0\]' and 'tensors\[2\]' must have "
+        "the same data type, but got float32 and int32",
+    ):
         tp.concatenate([f32, f32, i32], 0)

@@ -12,9 +12,19 @@ def rand(*shape, dtype=np.float32, low=-2.0, high=2.0):
     return RNG.uniform(low, high, size=shape).astype(dtype)
 
 
-@pytest.mark.parametrize("name,ref,low", [("tanh", np.tanh, -2), ("exp", np.exp, -2), ("log", np.log, 0.1),
-                                          ("sqrt", np.sqrt, 0.1), ("rsqrt", lambda x: 1 / np.sqrt(x), 0.1),
-                                          ("abs", np.abs, -2), ("sin", np.sin, -2), ("cos", np.cos, -2)])
+@pytest.mark.parametrize(
+    "name,ref,low",
+    [
+        ("tanh", np.tanh, -2),
+        ("exp", np.exp, -2),
+        ("log", np.log, 0.1),
+        ("sqrt", np.sqrt, 0.1),
+        ("rsqrt", lambda x: 1 / np.sqrt(x), 0.1),
+        ("abs", np.abs, -2),
+        ("sin", np.sin, -2),
+        ("cos", np.cos, -2),
+    ],
+)
 def test_unary(eager_or_compiled, name, ref, low):
     x = rand(3, 4, low=low)
     out = eager_or_compiled(getattr(tp, name), tp.Tensor(x))
@@ -26,13 +36,23 @@ def test_neg(eager_or_compiled):
     assert np.array_equal(np.from_dlpack(eager_or_compiled(lambda a: -a, tp.Tensor(x))), -x)
 
 
-BINARY = [(lambda a, b: a + b, np.add), (lambda a, b: a - b, np.subtract), (lambda a, b: a * b, np.multiply),
-          (lambda a, b: a / b, np.divide), (lambda a, b: a // b, np.floor_divide), (lambda a, b: a % b, np.mod),
-          (lambda a, b: a ** b, np.power), (tp.maximum, np.maximum), (tp.minimum, np.minimum)]
+BINARY = [
+    (lambda a, b: a + b, np.add),
+    (lambda a, b: a - b, np.subtract),
+    (lambda a, b: a * b, np.multiply),
+    (lambda a, b: a / b, np.divide),
+    (lambda a, b: a // b, np.floor_divide),
+    (lambda a, b: a % b, np.mod),
+    (lambda a, b: a**b, np.power),
+    (tp.maximum, np.maximum),
+    (tp.minimum, np.minimum),
+]
 
 
 @pytest.mark.parametrize("fn,ref", BINARY)
-@pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((), (2, 2)), ((1,), (3, 1))])
+@pytest.mark.parametrize(
+    "shapes", [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((), (2, 2)), ((1,), (3, 1))]
+)
 def test_binary_broadcasting_float(eager_or_compiled, fn, ref, shapes):
     a = rand(*shapes[0], low=0.5, high=3.0)
     b = rand(*shapes[1], low=0.5, high=3.0)
@@ -40,9 +60,17 @@ def test_binary_broadcasting_float(eager_or_compiled, fn, ref, shapes):
     assert np.allclose(np.from_dlpack(out), ref(a, b), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("fn,ref", [(lambda a, b: a // b, np.floor_divide), (lambda a, b: a % b, np.mod),
-                                    (lambda a, b: a + b, np.add), (lambda a, b: a * b, np.multiply),
-                                    (tp.maximum, np.maximum), (lambda a, b: a - b, np.subtract)])
+@pytest.mark.parametrize(
+    "fn,ref",
+    [
+        (lambda a, b: a // b, np.floor_divide),
+        (lambda a, b: a % b, np.mod),
+        (lambda a, b: a + b, np.add),
+        (lambda a, b: a * b, np.multiply),
+        (tp.maximum, np.maximum),
+        (lambda a, b: a - b, np.subtract),
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
 def test_binary_int_python_semantics(eager_or_compiled, fn, ref, dtype):
     a = np.array([[7, -7, 6, -6], [1, 0, -1, 5]], dtype=dtype)
@@ -56,18 +84,35 @@ def test_true_divide_of_ints_gives_float():
     assert out.dtype == tp.float32 and out.tolist() == [0.5, 1.0, 1.5]
 
 
-@pytest.mark.parametrize("expr,ref", [(lambda a: a + 2, lambda a: a + 2), (lambda a: 2 - a, lambda a: 2 - a),
-                                      (lambda a: 3 * a, lambda a: 3 * a), (lambda a: 1 / a, lambda a: 1 / a),
-                                      (lambda a: a ** 2, lambda a: a ** 2), (lambda a: 2 ** a, lambda a: 2 ** a),
-                                      (lambda a: 5 // a, lambda a: 5 // a), (lambda a: a % 0.75, lambda a: a % 0.75)])
+@pytest.mark.parametrize(
+    "expr,ref",
+    [
+        (lambda a: a + 2, lambda a: a + 2),
+        (lambda a: 2 - a, lambda a: 2 - a),
+        (lambda a: 3 * a, lambda a: 3 * a),
+        (lambda a: 1 / a, lambda a: 1 / a),
+        (lambda a: a**2, lambda a: a**2),
+        (lambda a: 2**a, lambda a: 2**a),
+        (lambda a: 5 // a, lambda a: 5 // a),
+        (lambda a: a % 0.75, lambda a: a % 0.75),
+    ],
+)
 def test_python_scalars_either_side(eager_or_compiled, expr, ref):
     a = rand(3, low=0.5, high=2.0)
     assert np.allclose(np.from_dlpack(eager_or_compiled(expr, tp.Tensor(a))), ref(a).astype(np.float32), rtol=1e-5)
 
 
-@pytest.mark.parametrize("fn,ref", [(lambda a, b: a == b, np.equal), (lambda a, b: a != b, np.not_equal),
-                                    (lambda a, b: a < b, np.less), (lambda a, b: a <= b, np.less_equal),
-                                    (lambda a, b: a > b, np.greater), (lambda a, b: a >= b, np.greater_equal)])
+@pytest.mark.parametrize(
+    "fn,ref",
+    [
+        (lambda a, b: a == b, np.equal),
+        (lambda a, b: a != b, np.not_equal),
+        (lambda a, b: a < b, np.less),
+        (lambda a, b: a <= b, np.less_equal),
+        (lambda a, b: a > b, np.greater),
+        (lambda a, b: a >= b, np.greater_equal),
+    ],
+)
 def test_comparisons(eager_or_compiled, fn, ref):
     a = np.array([[1, 2, 3], [3, 2, 1]], dtype=np.int32)
     b = np.array([2, 2, 2], dtype=np.int32)
@@ -76,9 +121,18 @@ def test_comparisons(eager_or_compiled, fn, ref):
     assert np.array_equal(np.from_dlpack(out), ref(a, b))
 
 
-@pytest.mark.parametrize("src,dst", [(np.float32, tp.int32), (np.int32, tp.float32), (np.float32, tp.float16),
-                                     (np.float32, tp.bool), (np.int32, tp.int8), (np.float32, tp.bfloat16),
-                                     (np.int32, tp.int64)])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (np.float32, tp.int32),
+        (np.int32, tp.float32),
+        (np.float32, tp.float16),
+        (np.float32, tp.bool),
+        (np.int32, tp.int8),
+        (np.float32, tp.bfloat16),
+        (np.int32, tp.int64),
+    ],
+)
 def test_cast(eager_or_compiled, src, dst):
     x = np.array([[0, 1.7, -2.5], [3, -0.0, 100]]).astype(src)
     out = eager_or_compiled(lambda t: tp.cast(t, dst), tp.Tensor(x))
@@ -101,8 +155,9 @@ def test_cast_from_bool_times_nan_and_inf_is_nan_where_false(eager_or_compiled, 
         assert np.array_equal(np.asarray(out).astype(np.float32), expected, equal_nan=True)
 
 
-@pytest.mark.parametrize("shape,new", [((2, 3), (3, 2)), ((2, 3), (-1,)), ((2, 3, 4), (4, -1)), ((6,), (1, 2, 3, 1)),
-                                       ((1,), ())])
+@pytest.mark.parametrize(
+    "shape,new", [((2, 3), (3, 2)), ((2, 3), (-1,)), ((2, 3, 4), (4, -1)), ((6,), (1, 2, 3, 1)), ((1,), ())]
+)
 def test_reshape(eager_or_compiled, shape, new):
     x = rand(*shape)
     out = eager_or_compiled(lambda t: tp.reshape(t, new), tp.Tensor(x))
@@ -118,8 +173,18 @@ def test_permute_and_transpose(eager_or_compiled, perm):
     assert np.array_equal(np.from_dlpack(out), np.swapaxes(x, 0, -1))
 
 
-@pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),
-                                   ((5, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)), ((2, 1, 2, 3), (4, 3, 2))])
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((5, 2, 3), (3, 4)),
+        ((5, 2, 3), (5, 3, 4)),
+        ((2, 1, 2, 3), (4, 3, 2)),
+    ],
+)
 def test_matmul(eager_or_compiled, sa, sb):
     a, b = rand(*sa), rand(*sb)
     out = eager_or_compiled(lambda x, y: x @ y, tp.Tensor(a), tp.Tensor(b))
@@ -162,8 +227,9 @@ def test_dtypes_round_trip(dtype):
 
 
 def test_arange_with_run_time_bounds():
-    exe = tp.compile(lambda x: tp.arange(1, x.shape[0], 2, dtype=tp.int32),
-                     args=[tp.InputInfo(((1, 3, 8),), tp.float32)])
+    exe = tp.compile(
+        lambda x: tp.arange(1, x.shape[0], 2, dtype=tp.int32), args=[tp.InputInfo(((1, 3, 8),), tp.float32)]
+    )
     for n in (1, 2, 6, 7, 8):
         assert exe(tp.ones((n,))).tolist() == list(range(1, n, 2))
     exe = tp.compile(lambda x: tp.arange(x.shape[0]) * 0.5, args=[tp.InputInfo(((1, 3, 8),), tp.float32)])

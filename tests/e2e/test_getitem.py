@@ -17,14 +17,42 @@ def compile_dynamic(func, *arrays):
 
 
 INDICES = [
-    0, -1, 3, -4,
-    (1, 2), (1, 2, 3), (-1, -1, -1), (0, -5),
-    slice(None), slice(1, 3), slice(-3, None), slice(None, -1), slice(None, None, 2), slice(None, None, -1),
-    slice(3, 0, -1), slice(-1, -10, -2), slice(10, -10, -3), slice(2, 2), slice(3, 1), slice(-100, 100),
-    (slice(None), 2), (slice(None), slice(1, None, 2), slice(None, None, -3)), (Ellipsis, 0),
-    (Ellipsis, slice(None, None, -1)), (0, Ellipsis), (1, Ellipsis, 2), (None,), (None, 0),
-    (slice(None), None, slice(1, 3)), (Ellipsis, None), (None, Ellipsis, None, -1), (None, None, 1, None),
-    (slice(1, 2), 0, slice(None, None, -2)), Ellipsis, (), (0, slice(4, 1, -1), None, slice(-2, None)),
+    0,
+    -1,
+    3,
+    -4,
+    (1, 2),
+    (1, 2, 3),
+    (-1, -1, -1),
+    (0, -5),
+    slice(None),
+    slice(1, 3),
+    slice(-3, None),
+    slice(None, -1),
+    slice(None, None, 2),
+    slice(None, None, -1),
+    slice(3, 0, -1),
+    slice(-1, -10, -2),
+    slice(10, -10, -3),
+    slice(2, 2),
+    slice(3, 1),
+    slice(-100, 100),
+    (slice(None), 2),
+    (slice(None), slice(1, None, 2), slice(None, None, -3)),
+    (Ellipsis, 0),
+    (Ellipsis, slice(None, None, -1)),
+    (0, Ellipsis),
+    (1, Ellipsis, 2),
+    (None,),
+    (None, 0),
+    (slice(None), None, slice(1, 3)),
+    (Ellipsis, None),
+    (None, Ellipsis, None, -1),
+    (None, None, 1, None),
+    (slice(1, 2), 0, slice(None, None, -2)),
+    Ellipsis,
+    (),
+    (0, slice(4, 1, -1), None, slice(-2, None)),
 ]
 
 
@@ -146,9 +174,16 @@ def test_zero_step():
         tp.Tensor(X)[::0]
 
 
-@pytest.mark.parametrize("index,match", [([0, 1], "Use tripy.gather"), (1.5, "unsupported index of type float"),
-                                         (True, "unsupported index of type bool"), ("a", "unsupported index"),
-                                         (slice(0.5, None), "slice start must be an int")])
+@pytest.mark.parametrize(
+    "index,match",
+    [
+        ([0, 1], "Use tripy.gather"),
+        (1.5, "unsupported index of type float"),
+        (True, "unsupported index of type bool"),
+        ("a", "unsupported index"),
+        (slice(0.5, None), "slice start must be an int"),
+    ],
+)
 def test_unsupported_index_types(index, match):
     with pytest.raises(tp.TripyException, match=match):
         tp.Tensor(X)[index]
@@ -157,8 +192,10 @@ def test_unsupported_index_types(index, match):
 def test_tensor_index_must_be_an_integer_tensor():
     with pytest.raises(tp.TripyException, match="must have an integer dtype, but has float32"):
         tp.Tensor(X)[tp.Tensor(1.0)]
-    with pytest.raises(tp.TripyException, match=r"slice start must be a rank-0 integer tensor, but got one of shape \[2\]"):
-        tp.Tensor(X)[tp.Tensor([0, 1]):]
+    with pytest.raises(
+        tp.TripyException, match=r"slice start must be a rank-0 integer tensor, but got one of shape \[2\]"
+    ):
+        tp.Tensor(X)[tp.Tensor([0, 1]) :]
 
 
 def test_tensor_step_is_rejected():

@@ -116,15 +116,17 @@ def test_prefill_and_decode_logits_match_numpy(model, weights):
     prompt = np.zeros((2, 8), np.int32)
     prompt[:, :5] = seq[:, :5]  # 5 real tokens, then padding the cache rows of which decode overwrites
     logits, cache = model.prefill(tp.Tensor(prompt), i32(5), 16)
-    assert [c.shape for c in cache] == model.cache_shapes(2, 16) == [(2, 4, 16, 16)] * 4  # [B, nh, hd, L], [B, nh, L, hd]
+    assert (
+        [c.shape for c in cache] == model.cache_shapes(2, 16) == [(2, 4, 16, 16)] * 4
+    )  # [B, nh, hd, L], [B, nh, L, hd]
     keys_t, values = (np.from_dlpack(c) for c in cache[:2])  # layer 0: the prompt's positions, then zeros
     assert np.all(keys_t[..., 8:] == 0) and np.all(values[:, :, 8:] == 0) and np.any(values[:, :, :5] != 0)
     assert np.allclose(np.from_dlpack(logits), expected[:, 4], atol=1e-4)
     for pos in range(5, 11):
-        logits, cache = model.decode(tp.Tensor(seq[:, pos:pos + 1].copy()), i32(pos), cache)
+        logits, cache = model.decode(tp.Tensor(seq[:, pos : pos + 1].copy()), i32(pos), cache)
         cache = [c.eval() for c in cache]  # eager: the next step's graph then starts from these values
         assert np.allclose(np.from_dlpack(logits), expected[:, pos], atol=1e-4), pos
-        assert np.array_equal(np.from_dlpack(cache[1])[:, :, pos + 1:], values[:, :, pos + 1:])  # rest untouched
+        assert np.array_equal(np.from_dlpack(cache[1])[:, :, pos + 1 :], values[:, :, pos + 1 :])  # rest untouched
 
 
 def test_compiled_generation_matches_no_cache_path_without_compiling(model, weights):
@@ -212,8 +214,10 @@ def numpy_forward_hf(hf, idx):
 @pytest.mark.parametrize("suffix", [".safetensors", ".npz"])
 def test_checkpoint_in_hugging_face_layout(tmp_path, suffix):
     rng = np.random.default_rng(5)
-    hf = {k: (v + rng.normal(0, 0.05, v.shape)).astype(np.float32) if ".attn.bias" not in k else v
-          for k, v in hugging_face_layout(model_lib.random_state_dict(CONFIG, seed=2, std=0.2)).items()}
+    hf = {
+        k: (v + rng.normal(0, 0.05, v.shape)).astype(np.float32) if ".attn.bias" not in k else v
+        for k, v in hugging_face_layout(model_lib.random_state_dict(CONFIG, seed=2, std=0.2)).items()
+    }
     path = str(tmp_path / f"model{suffix}")
     if suffix == ".npz":
         np.savez(path, **hf)

@@ -99,7 +99,9 @@ def np_normalize(x, axes, eps):
     return (x - mean) / np.sqrt(var + eps)
 
 
-@pytest.mark.parametrize("normalized_shape,in_shape", [(6, (1, 6)), (6, (2, 3, 6)), ((3, 6), (2, 3, 6)), ((3, 6), (3, 6))])
+@pytest.mark.parametrize(
+    "normalized_shape,in_shape", [(6, (1, 6)), (6, (2, 3, 6)), ((3, 6), (2, 3, 6)), ((3, 6), (3, 6))]
+)
 def test_layernorm(eager_or_compiled, normalized_shape, in_shape):
     ln = tp.LayerNorm(normalized_shape, eps=1e-3)
     p = load_random(ln)
@@ -155,8 +157,9 @@ def test_batchnorm(eager_or_compiled, in_shape):
     x = rand(*in_shape)
     out = eager_or_compiled(bn, tp.Tensor(x))
     r = x.ndim
-    expected = ((x - per_channel(p["running_mean"], r)) / np.sqrt(per_channel(p["running_var"], r) + 1e-3)
-                * per_channel(p["weight"], r) + per_channel(p["bias"], r))
+    expected = (x - per_channel(p["running_mean"], r)) / np.sqrt(per_channel(p["running_var"], r) + 1e-3) * per_channel(
+        p["weight"], r
+    ) + per_channel(p["bias"], r)
     assert np.allclose(np.from_dlpack(out), expected, atol=1e-5)
 
 
@@ -177,9 +180,13 @@ def test_norm_errors():
 
 def test_batchnorm_loads_a_pytorch_style_state_dict():
     bn = tp.BatchNorm(2)
-    state = {"weight": np.ones(2, np.float32), "bias": np.zeros(2, np.float32),
-             "running_mean": np.zeros(2, np.float32), "running_var": np.ones(2, np.float32),
-             "num_batches_tracked": np.array(7)}
+    state = {
+        "weight": np.ones(2, np.float32),
+        "bias": np.zeros(2, np.float32),
+        "running_mean": np.zeros(2, np.float32),
+        "running_var": np.ones(2, np.float32),
+        "num_batches_tracked": np.array(7),
+    }
     missing, unexpected = bn.load_state_dict(state, strict=False)
     assert not missing and unexpected == {"num_batches_tracked"}
 
@@ -197,8 +204,9 @@ def np_conv(x, w, b, stride, padding, dilation, groups):
     xg = x.reshape(N, groups, C // groups, *S)
     wg = w.reshape(groups, n_out // groups, C // groups, *K)
     for k in np.ndindex(*K):
-        window = tuple(slice(k[i] * dilation[i], k[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
-                       for i in range(n))
+        window = tuple(
+            slice(k[i] * dilation[i], k[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i]) for i in range(n)
+        )
         out += np.einsum("ngc...,goc->ngo...", xg[(slice(None),) * 3 + window], wg[(Ellipsis,) + k])
     out = out.reshape(N, n_out, *out_sp)
     return (out if b is None else out + per_channel(b, out.ndim)).astype(np.float32)
@@ -216,8 +224,9 @@ def np_conv_transpose(x, w, b, stride, padding, dilation, groups):
     xg = x.reshape(N, groups, Cin // groups, *S)
     wg = w.reshape(groups, Cin // groups, Cout // groups, *K)
     for k in np.ndindex(*K):
-        window = tuple(slice(k[i] * dilation[i], k[i] * dilation[i] + (S[i] - 1) * stride[i] + 1, stride[i])
-                       for i in range(n))
+        window = tuple(
+            slice(k[i] * dilation[i], k[i] * dilation[i] + (S[i] - 1) * stride[i] + 1, stride[i]) for i in range(n)
+        )
         out[(slice(None),) * 3 + window] += np.einsum("ngc...,gco->ngo...", xg, wg[(Ellipsis,) + k])
     out = out.reshape(N, Cout, *full)
     out = out[(slice(None), slice(None)) + tuple(slice(padding[i][0], full[i] - padding[i][1]) for i in range(n))]
@@ -255,8 +264,7 @@ def test_conv(eager_or_compiled, n, kernel, stride, pad, dilation, groups, bias)
 @pytest.mark.parametrize("stride,groups", [(1, 1), (2, 1), (1, 4)])
 def test_conv_with_big_kernels(eager_or_compiled, stride, groups):
     # >= 256K kernel elements: the program compiles for XLA:CPU's thunk runtime (tripy_backend/cpu_plan.py)
-    conv = tp.Conv(512, 2048, (3, 3), stride=(stride, stride), padding=((1, 1), (1, 1)),
-                   groups=groups, bias=True)
+    conv = tp.Conv(512, 2048, (3, 3), stride=(stride, stride), padding=((1, 1), (1, 1)), groups=groups, bias=True)
     p = load_random(conv)
     x = rand(1, 512, 7, 7)
     out = eager_or_compiled(conv, tp.Tensor(x))
@@ -272,8 +280,9 @@ def test_conv_transpose(eager_or_compiled, n, kernel, stride, pad, dilation, gro
     assert conv.weight.shape == (4, 8 // groups) + (kernel,) * n  # PyTorch's layout
     x = rand(2, 4, *((5, 4, 3)[:n]))
     out = eager_or_compiled(conv, tp.Tensor(x))
-    expected = np_conv_transpose(x, p["weight"], p.get("bias"), args["stride"], args["padding"], args["dilation"],
-                                 groups)
+    expected = np_conv_transpose(
+        x, p["weight"], p.get("bias"), args["stride"], args["padding"], args["dilation"], groups
+    )
     assert out.shape == expected.shape
     assert np.allclose(np.from_dlpack(out), expected, atol=1e-4)
 
@@ -297,11 +306,17 @@ def test_conv_dynamic_shapes():
         assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), expected, atol=1e-4)
 
 
-@pytest.mark.parametrize("make,info,shape", [
-    (lambda: tp.ConvTranspose(2, 4, (3, 3), stride=(2, 2), padding=((1, 1), (0, 1))),
-     ((1, 2, 3), 2, (3, 5, 8), (2, 4, 6)), (3, 2, 7, 3)),
-    (lambda: tp.GroupNorm(2, 4), ((1, 2, 4), 4, (2, 5, 8), 2), (3, 4, 7, 2)),
-])
+@pytest.mark.parametrize(
+    "make,info,shape",
+    [
+        (
+            lambda: tp.ConvTranspose(2, 4, (3, 3), stride=(2, 2), padding=((1, 1), (0, 1))),
+            ((1, 2, 3), 2, (3, 5, 8), (2, 4, 6)),
+            (3, 2, 7, 3),
+        ),
+        (lambda: tp.GroupNorm(2, 4), ((1, 2, 4), 4, (2, 5, 8), 2), (3, 4, 7, 2)),
+    ],
+)
 def test_dynamic_shapes_match_eager(make, info, shape):
     layer = make()
     load_random(layer)
@@ -396,8 +411,11 @@ def test_linear_int4_blockwise(eager_or_compiled):
 def test_linear_int4_per_tensor_and_per_channel(eager_or_compiled, weight_quant_dim):
     linear = tp.Linear(8, 4, quant_dtype=tp.int4, weight_quant_dim=weight_quant_dim)
     w, b, x = rand(4, 8), rand(4), rand(3, 8)
-    scale = (np.array(np.abs(w).max() / 7, np.float32) if weight_quant_dim is None else
-             (np.abs(w).max(axis=1 - weight_quant_dim) / 7).astype(np.float32))
+    scale = (
+        np.array(np.abs(w).max() / 7, np.float32)
+        if weight_quant_dim is None
+        else (np.abs(w).max(axis=1 - weight_quant_dim) / 7).astype(np.float32)
+    )
     linear.load_state_dict({"weight": w, "bias": b, "weight_scale": scale})
     out = np.from_dlpack(eager_or_compiled(linear, tp.Tensor(x)))
     broadcast = scale if weight_quant_dim != 0 else scale[:, None]
@@ -407,8 +425,11 @@ def test_linear_int4_per_tensor_and_per_channel(eager_or_compiled, weight_quant_
 def test_linear_int4_scale_shape_error():
     linear = tp.Linear(8, 4, quant_dtype=tp.int4)
     linear.load_state_dict({"weight": rand(4, 8), "bias": rand(4), "weight_scale": rand(3, 8)})
-    with pytest.raises(tp.TripyException, match=r"block-wise scaling \(a 2-D scale\) needs .* a scale \[blocks, D1\] "
-                                                r"whose blocks divide D0"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"block-wise scaling \(a 2-D scale\) needs .* a scale \[blocks, D1\] "
+        r"whose blocks divide D0",
+    ):
         linear(tp.ones((1, 8)))
 
 
@@ -494,8 +515,9 @@ def test_batchnorm_folds_into_the_convolution_before_it(bias):
     p, q = load_random(conv), load_random(bn, positive=("running_var",))
     x = rand(1, 16, 8, 8)
     exe = tp.compile(lambda t: bn(conv(t)), args=[tp.InputInfo(x.shape, tp.float32)])
-    activation_products = [line for line in exe.stablehlo.splitlines()
-                           if "stablehlo.multiply" in line and "tensor<1x32x8x8xf32>" in line]
+    activation_products = [
+        line for line in exe.stablehlo.splitlines() if "stablehlo.multiply" in line and "tensor<1x32x8x8xf32>" in line
+    ]
     assert bool(activation_products) is bias  # folded: the scaled kernel is computed once, at compile time
     y = np_conv(x, p["weight"], p.get("bias"), (1, 1), PAD1, (1, 1), 1)
     y = (y - per_channel(q["running_mean"], 4)) / np.sqrt(per_channel(q["running_var"], 4) + 1e-5)

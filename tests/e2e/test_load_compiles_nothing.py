@@ -45,16 +45,31 @@ def _cases():
     """name -> (function, InputInfo, sizes of dim 0 to call it at, NumPy reference, bounded programs only?)"""
     mlp, mlp_reference = _mlp()
     return {
-        "static": (lambda x: tp.relu(x @ tp.Tensor(W)) + 1.0, tp.InputInfo((4, 8), tp.float32), [4],
-                   lambda x: np.maximum(x @ W, 0) + 1.0, False),
+        "static": (
+            lambda x: tp.relu(x @ tp.Tensor(W)) + 1.0,
+            tp.InputInfo((4, 8), tp.float32),
+            [4],
+            lambda x: np.maximum(x @ W, 0) + 1.0,
+            False,
+        ),
         "static_module": (mlp, tp.InputInfo((4, 64), tp.float32), [4], mlp_reference, False),
         "range": (mlp, tp.InputInfo(((1, 8, 32), 64), tp.float32), [1, 5, 8, 32], mlp_reference, True),
-        "exact_sizes": (lambda x: tp.exp(x) * 2.0, tp.InputInfo(((1, 20, 100), 8), tp.float32), [1, 20, 48, 49, 100],
-                        lambda x: np.exp(x) * 2.0, False),
+        "exact_sizes": (
+            lambda x: tp.exp(x) * 2.0,
+            tp.InputInfo(((1, 20, 100), 8), tp.float32),
+            [1, 20, 48, 49, 100],
+            lambda x: np.exp(x) * 2.0,
+            False,
+        ),
         # (a pad by an amount computed from the sizes: a static program per shape. Not a sort: XLA >= 0.7 cannot
         # serialize a sort's comparator, so a sort program compiles at load there.)
-        "no_bounded_form": (lambda t: tp.pad(t, ((0, t.shape[0]), (0, 0))), tp.InputInfo(((2, 3, 6), 8), tp.float32),
-                            [2, 3, 6], lambda x: np.pad(x, ((0, len(x)), (0, 0))), False),
+        "no_bounded_form": (
+            lambda t: tp.pad(t, ((0, t.shape[0]), (0, 0))),
+            tp.InputInfo(((2, 3, 6), 8), tp.float32),
+            [2, 3, 6],
+            lambda x: np.pad(x, ((0, len(x)), (0, 0))),
+            False,
+        ),
     }
 
 
@@ -94,8 +109,13 @@ _LOAD_AND_CALL = textwrap.dedent("""
 def test_load_and_first_calls_compile_nothing_in_a_new_process(saved, tmp_path):
     jobs = [(name, str(path), cols, sizes) for name, (path, _, sizes, cols) in saved.items()]
     env = dict(os.environ, TRIPY_CACHE_DIR="")  # (the persistent cache off: nothing could come from it)
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, json.dumps(jobs), str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_CALL, json.dumps(jobs), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "compiling it again" not in proc.stderr
     counts = json.loads(proc.stdout.splitlines()[-1])
@@ -145,8 +165,12 @@ def _load_logged(path):
         with tp.logger.use_verbosity("compile"), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             exe = tp.Executable.load(path)
-        return exe, tp.logger.stream.getvalue().splitlines(), [str(w.message) for w in caught], \
-            tripy_backend.compilation_count() - before
+        return (
+            exe,
+            tp.logger.stream.getvalue().splitlines(),
+            [str(w.message) for w in caught],
+            tripy_backend.compilation_count() - before,
+        )
     finally:
         tp.logger.stream = old
 
@@ -159,12 +183,14 @@ def _check(exe, reference, n, cols):
 @pytest.mark.parametrize("name", ["static", "exact_sizes", "no_bounded_form"])
 def test_another_fingerprint_compiles_from_the_stablehlo_and_says_so_once(saved, tmp_path, name):
     src, reference, sizes, cols = saved[name]
-    path = _rewrite(src, tmp_path / "elsewhere.tpexe",
-                    lambda h: h["compiled"].update(fingerprint="jaxlib=0.0.0;platform=elsewhere"))
+    path = _rewrite(
+        src, tmp_path / "elsewhere.tpexe", lambda h: h["compiled"].update(fingerprint="jaxlib=0.0.0;platform=elsewhere")
+    )
     exe, log, warned, compiled = _load_logged(path)
     said = "its compiled code was made by another compiler or on another kind of host; compiling it again"
     assert sum(said in line for line in log) == 1 and log[[said in line for line in log].index(True)].startswith(
-        "[compile] executable loaded from")
+        "[compile] executable loaded from"
+    )
     assert len(warned) == 1 and said in warned[0]
     assert compiled >= 1  # what it needs, now (the static program; every bucket of the range; the opt shapes)
     for n in sizes:
@@ -178,8 +204,9 @@ def test_compiled_code_that_does_not_load_is_rebuilt_with_a_warning(saved, tmp_p
     def edit(h):
         h["compiled"]["static"].update(size=len(garbage), sha256=__import__("hashlib").sha256(garbage).hexdigest())
 
-    exe, log, warned, compiled = _load_logged(_rewrite(src, tmp_path / "bad.tpexe", edit,
-                                                       {"compiled/static.bin": garbage}))
+    exe, log, warned, compiled = _load_logged(
+        _rewrite(src, tmp_path / "bad.tpexe", edit, {"compiled/static.bin": garbage})
+    )
     assert len(warned) == 1 and "its compiled code does not load" in warned[0] and compiled == 1
     _check(exe, reference, 4, cols)
 
@@ -202,11 +229,14 @@ def test_files_without_the_static_code_still_load(saved, tmp_path):
         _check(exe, reference, n, cols)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda c: c.update(bounded="yes"),
-    lambda c: c.update(static=[1]),
-    lambda c: c.update(specializations=[{"member": "x", "shapes": [[-2]]}]),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda c: c.update(bounded="yes"),
+        lambda c: c.update(static=[1]),
+        lambda c: c.update(specializations=[{"member": "x", "shapes": [[-2]]}]),
+    ],
+)
 def test_a_bad_description_of_the_compiled_code_is_a_clear_error(saved, tmp_path, edit):
     path = _rewrite(saved["static"][0], tmp_path / "bad.tpexe", lambda h: edit(h["compiled"]))
     with pytest.raises(tp.TripyException, match="its header has an invalid description of the compiled programs"):

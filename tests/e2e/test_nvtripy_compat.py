@@ -16,8 +16,13 @@ def test_arange_stop_dtype(eager_or_compiled):
 def test_conv_positional_order_is_nvtripy_017():
     # (in, out, kernel_dims, stride, padding, dilation, groups, bias, dtype)
     conv = tp.Conv(2, 4, (3, 3), (2, 1), ((1, 1), (0, 0)), (1, 2), 2, False, tp.float32)
-    assert (conv.stride, conv.padding, conv.dilation, conv.groups, conv.bias) == ((2, 1), ((1, 1), (0, 0)), (1, 2), 2,
-                                                                                   None)
+    assert (conv.stride, conv.padding, conv.dilation, conv.groups, conv.bias) == (
+        (2, 1),
+        ((1, 1), (0, 0)),
+        (1, 2),
+        2,
+        None,
+    )
     up = tp.ConvTranspose(4, 2, (2, 2), (2, 2), ((0, 0), (1, 1)))
     assert up.stride == (2, 2) and up.padding == ((0, 0), (1, 1))
 
@@ -39,8 +44,13 @@ def test_dimension_size_true_division_is_nvtripys_int32_division():
     # nvtripy's DimensionSize is an int32 tensor and its '/' an int32 division (TensorRT's DIV), a DimensionSize
     # however the sizes divide: SAM2's Hiera trunk takes a remainder as `x - (x / y) * y`.
     six = tp.ones((2, 6)).shape[1]
-    for quotient, want in ((six / 4, 1), (six / tp.DimensionSize(6), 1), (15 / six, 2), (six / -4, -1),
-                           (-15 / six, -2)):
+    for quotient, want in (
+        (six / 4, 1),
+        (six / tp.DimensionSize(6), 1),
+        (15 / six, 2),
+        (six / -4, -1),
+        (-15 / six, -2),
+    ):
         assert isinstance(quotient, tp.DimensionSize) and int(quotient) == want
     assert six - (six / 4) * 4 == 2
     assert isinstance(six / 4.0, tp.Tensor) and float(six / 4.0) == 1.5  # a float divisor divides as floats
@@ -50,21 +60,22 @@ def test_dimension_size_true_division_at_run_time():
     # the Hiera pattern: a window padding computed as a remainder of a run-time size
     def pad_to_multiple(t):
         rest = t.shape[1] - (t.shape[1] / 3) * 3
-        return t[:, :t.shape[1] - rest] * 2.0
+        return t[:, : t.shape[1] - rest] * 2.0
 
     exe = tp.compile(pad_to_multiple, args=[tp.InputInfo((2, (4, 6, 9)), tp.float32)])
     before = tripy_backend.compilation_count()
     inputs = {n: np.arange(2 * n, dtype=np.float32).reshape(2, n) for n in range(4, 10)}
     for n, x in inputs.items():
-        assert np.array_equal(np.asarray(exe(tp.Tensor(x))), x[:, :n - n % 3] * 2.0), n
+        assert np.array_equal(np.asarray(exe(tp.Tensor(x))), x[:, : n - n % 3] * 2.0), n
     assert tripy_backend.compilation_count() == before  # no call compiles
     for n, x in inputs.items():  # eager mode gives the same
-        assert np.array_equal(np.asarray(pad_to_multiple(tp.Tensor(x))), x[:, :n - n % 3] * 2.0), n
+        assert np.array_equal(np.asarray(pad_to_multiple(tp.Tensor(x))), x[:, : n - n % 3] * 2.0), n
 
 
 def test_shape_arithmetic_with_run_time_sizes():
-    exe = tp.compile(lambda t: tp.reshape(t, (t.shape[0], t.shape[1] / 2, 2)),
-                     args=[tp.InputInfo((2, (2, 4, 8)), tp.float32)])
+    exe = tp.compile(
+        lambda t: tp.reshape(t, (t.shape[0], t.shape[1] / 2, 2)), args=[tp.InputInfo((2, (2, 4, 8)), tp.float32)]
+    )
     for n in (2, 6, 8):
         a = np.arange(2 * n, dtype=np.float32).reshape(2, n)
         assert np.array_equal(np.asarray(exe(tp.Tensor(a))), a.reshape(2, n // 2, 2))
@@ -109,8 +120,13 @@ def test_split_results_unpack_index_and_iterate():
 
 def test_numpy_operators_return_tensors():
     a = np.arange(3, dtype=np.float32)
-    for result, expected in [(a + tp.ones((3,)), a + 1), (a * tp.Tensor([2.0, 2.0, 2.0]), a * 2),
-                             (a - tp.ones((3,)), a - 1), (a > tp.ones((3,)), a > 1), (a == tp.ones((3,)), a == 1)]:
+    for result, expected in [
+        (a + tp.ones((3,)), a + 1),
+        (a * tp.Tensor([2.0, 2.0, 2.0]), a * 2),
+        (a - tp.ones((3,)), a - 1),
+        (a > tp.ones((3,)), a > 1),
+        (a == tp.ones((3,)), a == 1),
+    ]:
         assert isinstance(result, tp.Tensor)
         assert np.array_equal(np.asarray(result), expected)
     # NumPy functions still read a tensor's value
@@ -138,8 +154,15 @@ def test_index_tensor_refusals():
 
 def test_dlpack_producers_of_every_dtype():
     jnp = pytest.importorskip("jax.numpy")
-    for dt, tdt in [(jnp.bfloat16, tp.bfloat16), (jnp.float8_e4m3fn, tp.float8), (jnp.float16, tp.float16),
-                    (jnp.float32, tp.float32), (jnp.int8, tp.int8), (jnp.int32, tp.int32), (jnp.bool_, tp.bool)]:
+    for dt, tdt in [
+        (jnp.bfloat16, tp.bfloat16),
+        (jnp.float8_e4m3fn, tp.float8),
+        (jnp.float16, tp.float16),
+        (jnp.float32, tp.float32),
+        (jnp.int8, tp.int8),
+        (jnp.int32, tp.int32),
+        (jnp.bool_, tp.bool),
+    ]:
         src = jnp.arange(6).reshape(2, 3).astype(dt)
         t = tp.Tensor(src)
         assert t.dtype == tdt
@@ -148,8 +171,13 @@ def test_dlpack_producers_of_every_dtype():
 
 def test_torch_tensors_of_every_dtype():
     torch = pytest.importorskip("torch")
-    for dt, tdt in [(torch.bfloat16, tp.bfloat16), (torch.float16, tp.float16), (torch.int64, tp.int64),
-                    (torch.bool, tp.bool), (torch.float8_e4m3fn, tp.float8)]:
+    for dt, tdt in [
+        (torch.bfloat16, tp.bfloat16),
+        (torch.float16, tp.float16),
+        (torch.int64, tp.int64),
+        (torch.bool, tp.bool),
+        (torch.float8_e4m3fn, tp.float8),
+    ]:
         src = torch.arange(6).reshape(2, 3).to(dt)
         t = tp.Tensor(src)
         assert t.dtype == tdt and t.tolist() == src.to(torch.float32).tolist()
@@ -195,9 +223,11 @@ def test_float16_norms_accumulate_in_float32(eager_or_compiled, name):
     """Max error against a float64 reference: 0.001 (PyTorch's CPU float16: 0.001-0.0017; in float16
     throughout it was 0.011)."""
     x = (np.random.default_rng(0).standard_normal((4, 8, 16, 16)) * 3 + 1).astype(np.float16)
-    norm, ref = {"layer": (tp.LayerNorm((16, 16), dtype=tp.float16), _norm_ref(x, (2, 3))),
-                 "group": (tp.GroupNorm(4, 8, dtype=tp.float16), _norm_ref(x.reshape(4, 4, -1), (2,)).reshape(x.shape)),
-                 "instance": (tp.InstanceNorm(8, dtype=tp.float16), _norm_ref(x, (2, 3)))}[name]
+    norm, ref = {
+        "layer": (tp.LayerNorm((16, 16), dtype=tp.float16), _norm_ref(x, (2, 3))),
+        "group": (tp.GroupNorm(4, 8, dtype=tp.float16), _norm_ref(x.reshape(4, 4, -1), (2,)).reshape(x.shape)),
+        "instance": (tp.InstanceNorm(8, dtype=tp.float16), _norm_ref(x, (2, 3))),
+    }[name]
     shape = (16, 16) if name == "layer" else (8,)
     norm.load_state_dict({"weight": np.ones(shape, np.float16), "bias": np.zeros(shape, np.float16)})
     out = eager_or_compiled(norm, tp.Tensor(x))

@@ -65,8 +65,10 @@ def test_compiler_guide_geglu(tmp_path):
 
 def test_named_dimensions_and_input_info_bounds():
     batch = tp.NamedDimension("batch", 1, 2, 4)
-    fast_add = tp.compile(lambda a, b: a + b, args=[tp.InputInfo(shape=(batch, 2), dtype=tp.float32),
-                                                    tp.InputInfo(shape=(batch, 2), dtype=tp.float32)])
+    fast_add = tp.compile(
+        lambda a, b: a + b,
+        args=[tp.InputInfo(shape=(batch, 2), dtype=tp.float32), tp.InputInfo(shape=(batch, 2), dtype=tp.float32)],
+    )
     assert fast_add(tp.ones((3, 2)), tp.ones((3, 2))).tolist() == [[2.0, 2.0]] * 3
     window = tp.NamedDimension("window_size", 3, 5, 7)
     info = tp.InputInfo((1, window, window), dtype=tp.float32)
@@ -80,8 +82,9 @@ def test_dimension_input_reshape():
     def func(x, y):
         return tp.reshape(x + x, (-1, y))
 
-    exe = tp.compile(func, args=[tp.InputInfo(shape=((2, 4, 6), 4), dtype=tp.float32),
-                                 tp.DimensionInputInfo(value_bounds=(1, 2, 3))])
+    exe = tp.compile(
+        func, args=[tp.InputInfo(shape=((2, 4, 6), 4), dtype=tp.float32), tp.DimensionInputInfo(value_bounds=(1, 2, 3))]
+    )
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
     assert np.array_equal(np_of(exe(tp.Tensor(x), tp.DimensionSize(2))), (x + x).reshape(-1, 2))
 
@@ -127,8 +130,10 @@ def test_sequential_forms():
     model = tp.Sequential({"layer1": tp.Linear(1, 3), "layer2": tp.Linear(3, 2)})
     model.initialize_dummy_parameters()
     assert model(tp.Tensor([1.0])).shape == (1, 2)  # a 1-D input gives nvtripy's [1, out_features]
-    pooled = tp.Sequential(tp.Conv(in_channels=2, out_channels=2, kernel_dims=(1, 1), stride=(1, 1)),
-                           lambda x: tp.avgpool(x, kernel_dims=(2, 2), stride=(1, 1)))
+    pooled = tp.Sequential(
+        tp.Conv(in_channels=2, out_channels=2, kernel_dims=(1, 1), stride=(1, 1)),
+        lambda x: tp.avgpool(x, kernel_dims=(2, 2), stride=(1, 1)),
+    )
     pooled.initialize_dummy_parameters()
     assert pooled(tp.ones((1, 2, 2, 2), dtype=tp.float32)).shape == (1, 2, 1, 1)
     model = tp.Sequential(tp.Linear(1, 64), tp.Linear(64, 128))
@@ -216,10 +221,12 @@ def test_resize_pool_softmax_quantize():
     assert tp.allclose(soft, tp.Tensor(np.stack([column, column], axis=1)))
     scale = [0.99872, 0.96125]
     q = tp.quantize(tp.Tensor([[0, 1, 2], [3, 4, 5]], dtype=tp.float32), scale, tp.int8, dim=0)
-    assert np.array_equal(np_of(q), (np.arange(6, dtype=np.float32).reshape(2, 3) / np.reshape(scale, (2, 1)))
-                          .astype(np.int8))
-    block = tp.dequantize(tp.quantize(tp.Tensor([[0, 1], [2, 3]], dtype=tp.float32), [[1.0, 1.0]], tp.int4),
-                          [[1.0, 1.0]], tp.float32)
+    assert np.array_equal(
+        np_of(q), (np.arange(6, dtype=np.float32).reshape(2, 3) / np.reshape(scale, (2, 1))).astype(np.int8)
+    )
+    block = tp.dequantize(
+        tp.quantize(tp.Tensor([[0, 1], [2, 3]], dtype=tp.float32), [[1.0, 1.0]], tp.int4), [[1.0, 1.0]], tp.float32
+    )
     assert np.array_equal(np_of(block), [[0, 1], [2, 3]])
 
 

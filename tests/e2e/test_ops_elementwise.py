@@ -121,8 +121,11 @@ def test_invert_rejects_float():
     raises("'~' does not support dtype float32", lambda t: ~t, tp.Tensor([1.0]))
 
 
-LOGICAL = [(lambda a, b: a & b, np.logical_and), (lambda a, b: a | b, np.logical_or),
-           (lambda a, b: a ^ b, np.logical_xor)]
+LOGICAL = [
+    (lambda a, b: a & b, np.logical_and),
+    (lambda a, b: a | b, np.logical_or),
+    (lambda a, b: a ^ b, np.logical_xor),
+]
 
 
 @pytest.mark.parametrize("fn,ref", LOGICAL)
@@ -135,8 +138,10 @@ def test_logical_bool(eager_or_compiled, fn, ref, shapes):
     assert np.array_equal(np.from_dlpack(out), ref(a, b))
 
 
-@pytest.mark.parametrize("fn,ref", [(lambda a, b: a & b, np.bitwise_and), (lambda a, b: a | b, np.bitwise_or),
-                                    (lambda a, b: a ^ b, np.bitwise_xor)])
+@pytest.mark.parametrize(
+    "fn,ref",
+    [(lambda a, b: a & b, np.bitwise_and), (lambda a, b: a | b, np.bitwise_or), (lambda a, b: a ^ b, np.bitwise_xor)],
+)
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
 def test_bitwise_int(eager_or_compiled, fn, ref, dtype):
     a = np.array([[0, 1, 6, -1], [12, -8, 5, 127]], dtype=dtype)
@@ -155,16 +160,29 @@ def test_logical_with_python_scalars_either_side(eager_or_compiled):
 
 def test_logical_errors():
     raises("'&' does not support dtype float32", lambda: tp.Tensor([1.0]) & tp.Tensor([1.0]))
-    raises(re.escape("Operands of '|' must have the same data type, but got bool and int32"),
-           lambda: tp.Tensor([True]) | tp.Tensor([1]))
-    raises(re.escape("Shapes of the operands of '^' are not compatible for broadcasting: [2] and [3]"),
-           lambda: tp.Tensor([True, False]) ^ tp.Tensor([True, False, True]))
+    raises(
+        re.escape("Operands of '|' must have the same data type, but got bool and int32"),
+        lambda: tp.Tensor([True]) | tp.Tensor([1]),
+    )
+    raises(
+        re.escape("Shapes of the operands of '^' are not compatible for broadcasting: [2] and [3]"),
+        lambda: tp.Tensor([True, False]) ^ tp.Tensor([True, False, True]),
+    )
     raises("Cannot combine a bool tensor with the Python number 1", lambda: tp.Tensor([True]) & 1)
 
 
 # ---- where / masked_fill -------------------------------------------------------------------------------
-@pytest.mark.parametrize("shapes", [((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), (2, 1)), ((3,), (2, 3), ()),
-                                    ((2, 1, 3), (4, 1), (3,)), ((), (), ()), ((0, 3), (3,), (1, 3))])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((2, 3), (2, 3), (2, 3)),
+        ((2, 3), (3,), (2, 1)),
+        ((3,), (2, 3), ()),
+        ((2, 1, 3), (4, 1), (3,)),
+        ((), (), ()),
+        ((0, 3), (3,), (1, 3)),
+    ],
+)
 def test_where_broadcasting(eager_or_compiled, shapes):
     cond = RNG.integers(0, 2, size=shapes[0]).astype(bool)
     a, b = rand(*shapes[1]), rand(*shapes[2])
@@ -194,16 +212,28 @@ def test_where_errors():
     x = tp.Tensor([1.0, 2.0])
     raises("tripy.where does not support dtype float32 for argument 'condition'", tp.where, x, x, x)
     raises("tripy.where: argument 'condition' must be tripy.Tensor, but got list", tp.where, [True, False], x, x)
-    raises("tripy.where: 'input' and 'other' must have the same data type, but got float32 and int32",
-           tp.where, x > 0, x, tp.Tensor([1, 2]))
-    msg = raises("tripy.where: shapes of condition, input and other are not compatible for broadcasting",
-                 tp.where, tp.Tensor([True, False, True]), x, x)
+    raises(
+        "tripy.where: 'input' and 'other' must have the same data type, but got float32 and int32",
+        tp.where,
+        x > 0,
+        x,
+        tp.Tensor([1, 2]),
+    )
+    msg = raises(
+        "tripy.where: shapes of condition, input and other are not compatible for broadcasting",
+        tp.where,
+        tp.Tensor([True, False, True]),
+        x,
+        x,
+    )
     assert "[3], [2] and [2]" in msg
     raises("tripy.where needs at least one tripy.Tensor operand", tp.where, x > 0, 1.0, 2.0)
 
 
-@pytest.mark.parametrize("shape,mask_shape", [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((4, 2, 3), (1, 3)),
-                                              ((), ()), ((0, 3), (3,))])
+@pytest.mark.parametrize(
+    "shape,mask_shape",
+    [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((4, 2, 3), (1, 3)), ((), ()), ((0, 3), (3,))],
+)
 def test_masked_fill(eager_or_compiled, shape, mask_shape):
     x = rand(*shape)
     mask = RNG.integers(0, 2, size=mask_shape).astype(bool)
@@ -227,8 +257,15 @@ def test_masked_fill_values(eager_or_compiled):
 def test_masked_fill_errors():
     x = tp.zeros((2, 3))
     raises("tripy.masked_fill does not support dtype float32 for argument 'mask'", tp.masked_fill, x, x, 1.0)
-    raises(re.escape("tripy.masked_fill: the mask (shape [2, 2, 3]) does not broadcast to the shape of the input "
-                     "([2, 3])"), tp.masked_fill, x, tp.Tensor(np.ones((2, 2, 3), bool)), 1.0)
+    raises(
+        re.escape(
+            "tripy.masked_fill: the mask (shape [2, 2, 3]) does not broadcast to the shape of the input ([2, 3])"
+        ),
+        tp.masked_fill,
+        x,
+        tp.Tensor(np.ones((2, 2, 3), bool)),
+        1.0,
+    )
     raises(re.escape("the mask (shape [2]) does not broadcast"), tp.masked_fill, x, tp.Tensor([True, False]), 1.0)
     raises("cannot fill a int32 tensor with -inf", tp.masked_fill, tp.Tensor([1]), tp.Tensor([True]), float("-inf"))
     raises("value must be a number or a rank-0 tensor", tp.masked_fill, x, x > 0, "a")
@@ -264,11 +301,18 @@ def test_tril_triu_errors(name):
 def test_where_masked_fill_tril_with_dynamic_shapes():
     dyn = lambda *shape: tuple((1, s, s + 3) for s in shape)  # noqa: E731
     # A dim that broadcasts is declared as a static 1 (two dynamic dims are taken to be equal).
-    where = tp.compile(lambda c, a, b: tp.where(c, a, b),
-                       args=[tp.InputInfo(dyn(2, 3), tp.bool), tp.InputInfo(dyn(3), tp.float32),
-                             tp.InputInfo(dyn(2) + (1,), tp.float32)])
-    fill = tp.compile(lambda a, m: tp.masked_fill(a, m, -1.0),
-                      args=[tp.InputInfo(dyn(2, 3), tp.float32), tp.InputInfo(dyn(3), tp.bool)])
+    where = tp.compile(
+        lambda c, a, b: tp.where(c, a, b),
+        args=[
+            tp.InputInfo(dyn(2, 3), tp.bool),
+            tp.InputInfo(dyn(3), tp.float32),
+            tp.InputInfo(dyn(2) + (1,), tp.float32),
+        ],
+    )
+    fill = tp.compile(
+        lambda a, m: tp.masked_fill(a, m, -1.0),
+        args=[tp.InputInfo(dyn(2, 3), tp.float32), tp.InputInfo(dyn(3), tp.bool)],
+    )
     tril = tp.compile(lambda a: tp.tril(a, 1), args=[tp.InputInfo(dyn(2, 3, 3), tp.float32)])
     for n, m in [(2, 3), (4, 1), (1, 5)]:
         cond, a, b = RNG.integers(0, 2, size=(n, m)).astype(bool), rand(m), rand(n, 1)

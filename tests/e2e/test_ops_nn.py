@@ -29,8 +29,10 @@ def np_softmax(x, dim):
 
 
 # ---- softmax ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,dim", [((5,), 0), ((3, 4), 0), ((3, 4), 1), ((3, 4), -1), ((2, 3, 4), 1),
-                                       ((2, 3, 4), None), ((3, 4), None), ((1, 1), 1)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((5,), 0), ((3, 4), 0), ((3, 4), 1), ((3, 4), -1), ((2, 3, 4), 1), ((2, 3, 4), None), ((3, 4), None), ((1, 1), 1)],
+)
 def test_softmax(eager_or_compiled, shape, dim):
     x = rand(*shape)
     out = eager_or_compiled(lambda t: tp.softmax(t, dim), tp.Tensor(x))
@@ -49,8 +51,9 @@ def test_softmax_masked_with_neg_inf(eager_or_compiled):
     # The attention-mask pattern: -inf entries get probability 0.
     x = rand(3, 4)
     mask = np.triu(np.ones((3, 4), bool), 1)
-    out = eager_or_compiled(lambda t, m: tp.softmax(tp.masked_fill(t, m, float("-inf")), -1), tp.Tensor(x),
-                            tp.Tensor(mask))
+    out = eager_or_compiled(
+        lambda t, m: tp.softmax(tp.masked_fill(t, m, float("-inf")), -1), tp.Tensor(x), tp.Tensor(mask)
+    )
     ref = np_softmax(np.where(mask, -np.inf, x), -1)
     assert np.allclose(np.from_dlpack(out), ref, rtol=1e-5, atol=1e-7)
     assert np.all(np.from_dlpack(out)[mask] == 0)
@@ -100,8 +103,12 @@ def test_outer_errors():
     raises("tripy.outer: vec1 must be 1-D, but it has rank 2", tp.outer, tp.zeros((2, 2)), tp.zeros((2,)))
     raises("tripy.outer: vec2 must be 1-D, but it has rank 0", tp.outer, tp.zeros((2,)), tp.Tensor(1.0))
     raises("tripy.outer does not support dtype bool", tp.outer, tp.Tensor([True]), tp.Tensor([True]))
-    raises(re.escape("tripy.outer: 'vec1' and 'vec2' must have the same data type, but got float32 and int32"),
-           tp.outer, tp.zeros((2,)), tp.Tensor([1, 2]))
+    raises(
+        re.escape("tripy.outer: 'vec1' and 'vec2' must have the same data type, but got float32 and int32"),
+        tp.outer,
+        tp.zeros((2,)),
+        tp.Tensor([1, 2]),
+    )
 
 
 # ---- quantize / dequantize ------------------------------------------------------------------------------
@@ -121,8 +128,9 @@ def np_quantize(x, scale, dtype, dim=None):
 
 
 @pytest.mark.parametrize("qdtype", [tp.int4, tp.int8, tp.float8])
-@pytest.mark.parametrize("shape,dim", [((2, 3), None), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), -1), ((), None),
-                                       ((0, 3), 1)])
+@pytest.mark.parametrize(
+    "shape,dim", [((2, 3), None), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), -1), ((), None), ((0, 3), 1)]
+)
 def test_quantize_dequantize(eager_or_compiled, qdtype, shape, dim):
     x = rand(*shape, low=-300, high=300)
     if x.size:
@@ -175,8 +183,10 @@ def test_quantize_scale_must_be_a_constant():
             op(arg, computed[0], tp.int8 if op is tp.quantize else tp.float32)  # MARK-scale
         assert "# MARK-scale" in str(err.value) and "scale.eval()" in str(err.value)  # the user's line, the fix
     with pytest.raises(tp.TripyException, match="the scale must be a constant"):
-        tp.compile(lambda t, s: tp.quantize(t, s, tp.int8), args=[tp.InputInfo((2, 4), tp.float32),
-                                                                   tp.InputInfo((), tp.float32)])
+        tp.compile(
+            lambda t, s: tp.quantize(t, s, tp.int8),
+            args=[tp.InputInfo((2, 4), tp.float32), tp.InputInfo((), tp.float32)],
+        )
 
 
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
@@ -193,21 +203,47 @@ def test_quantize_errors():
     x = tp.zeros((2, 3))
     msg = raises("tripy.quantize does not support dtype int32 for argument 'dtype'", tp.quantize, x, 1.0, tp.int32)
     assert "Supported dtypes: int4, int8, float8." in msg
-    raises(re.escape("tripy.quantize: block-wise scaling (a 2-D scale) needs dtype int4"), tp.quantize, x,
-           [[1.0, 1.0, 1.0]], tp.int8)
+    raises(
+        re.escape("tripy.quantize: block-wise scaling (a 2-D scale) needs dtype int4"),
+        tp.quantize,
+        x,
+        [[1.0, 1.0, 1.0]],
+        tp.int8,
+    )
     raises("tripy.quantize does not support dtype int32", tp.quantize, tp.Tensor([1, 2]), 1.0, tp.int8)
-    raises("tripy.quantize: the scale has 2 values, but dim 1 of the input has size 3", tp.quantize, x, [1.0, 2.0],
-           tp.int8, 1)
-    raises(re.escape("tripy.quantize: per-tensor scaling (dim=None) needs a scalar scale, but the scale has shape [2]"),
-           tp.quantize, x, [1.0, 2.0], tp.int8)
-    raises("tripy.quantize: 'input' and 'scale' must have the same data type, but got float32 and float16", tp.quantize, x,
-           tp.cast(tp.Tensor(1.0), tp.float16), tp.int8)
+    raises(
+        "tripy.quantize: the scale has 2 values, but dim 1 of the input has size 3",
+        tp.quantize,
+        x,
+        [1.0, 2.0],
+        tp.int8,
+        1,
+    )
+    raises(
+        re.escape("tripy.quantize: per-tensor scaling (dim=None) needs a scalar scale, but the scale has shape [2]"),
+        tp.quantize,
+        x,
+        [1.0, 2.0],
+        tp.int8,
+    )
+    raises(
+        "tripy.quantize: 'input' and 'scale' must have the same data type, but got float32 and float16",
+        tp.quantize,
+        x,
+        tp.cast(tp.Tensor(1.0), tp.float16),
+        tp.int8,
+    )
     raises(re.escape("tripy.quantize: dim 2 is out of range for a tensor of rank 2"), tp.quantize, x, [1.0], tp.int8, 2)
     q = tp.Tensor(np.array([1, 2], np.int8))
     raises("tripy.dequantize does not support dtype int32 for argument 'dtype'", tp.dequantize, q, 1.0, tp.int32)
     raises("tripy.dequantize does not support dtype float32 for argument 'input'", tp.dequantize, x, 1.0, tp.float32)
-    raises("tripy.dequantize: 'dtype' and 'scale' must have the same data type, but got float16 and float32",
-           tp.dequantize, q, tp.Tensor(1.0), tp.float16)
+    raises(
+        "tripy.dequantize: 'dtype' and 'scale' must have the same data type, but got float16 and float32",
+        tp.dequantize,
+        q,
+        tp.Tensor(1.0),
+        tp.float16,
+    )
 
 
 # ---- dynamic shapes: one compiled program, several input shapes ---------------------------------------------
@@ -216,8 +252,9 @@ def test_softmax_outer_quantize_with_dynamic_shapes():
     softmax = tp.compile(lambda t: (tp.softmax(t, 0), tp.softmax(t)), args=[dyn(2, 3)])
     outer = tp.compile(tp.outer, args=[dyn(3), dyn(2)])
     scale = RNG.uniform(0.01, 0.1, size=3).astype(np.float32)
-    quant = tp.compile(lambda t: tp.quantize(t, tp.Tensor(scale), tp.int8, dim=1),
-                       args=[tp.InputInfo(((1, 2, 5), 3), tp.float32)])
+    quant = tp.compile(
+        lambda t: tp.quantize(t, tp.Tensor(scale), tp.int8, dim=1), args=[tp.InputInfo(((1, 2, 5), 3), tp.float32)]
+    )
     for n, m in [(2, 3), (4, 1), (1, 5)]:
         x = rand(n, m)
         by_dim, overall = softmax(tp.Tensor(x))

@@ -72,7 +72,7 @@ def resize_ref(x, mode, out_shape, align_corners=False):
         shape = [1] * x.ndim
         shape[d] = m
         w = w.reshape(shape)
-        out = (np.take(out, lo, axis=d).astype(f) * (f(1) - w) + np.take(out, hi, axis=d).astype(f) * w)
+        out = np.take(out, lo, axis=d).astype(f) * (f(1) - w) + np.take(out, hi, axis=d).astype(f) * w
     return out.astype(x.dtype)
 
 
@@ -101,10 +101,15 @@ def test_references_agree_with_known_pytorch_values():
     assert resize_ref(np.arange(3, dtype=np.float32), "nearest", (5,)).tolist() == [0, 0, 1, 1, 2]
     assert resize_ref(np.arange(4, dtype=np.float32), "linear", (2,)).tolist() == [0.5, 2.5]
     # torch.nn.functional.interpolate(torch.arange(4.).reshape(1, 1, 2, 2), size=(4, 4), mode="bicubic")[0, 0, 0]
-    np.testing.assert_allclose(resize_ref(x, "cubic", (1, 1, 4, 4))[0, 0, 0],
-                               [-0.31640625, 0.015625, 0.5625, 0.89453125], atol=1e-6)
+    np.testing.assert_allclose(
+        resize_ref(x, "cubic", (1, 1, 4, 4))[0, 0, 0], [-0.31640625, 0.015625, 0.5625, 0.89453125], atol=1e-6
+    )
     assert pool_ref(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4), "avg", (2, 2), (2, 2)).ravel().tolist() == [
-        2.5, 4.5, 10.5, 12.5]
+        2.5,
+        4.5,
+        10.5,
+        12.5,
+    ]
 
 
 # ---- pooling ---------------------------------------------------------------------------------------------
@@ -131,8 +136,9 @@ def test_maxpool(eager_or_compiled, shape, kernel, stride, padding):
 def test_avgpool(eager_or_compiled, shape, kernel, stride, padding, count_include_pad):
     x = rand(*shape)
     out = eager_or_compiled(lambda t: tp.avgpool(t, kernel, stride, padding, count_include_pad), tp.Tensor(x))
-    np.testing.assert_allclose(as_np(out), pool_ref(x, "avg", kernel, stride, padding, count_include_pad),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        as_np(out), pool_ref(x, "avg", kernel, stride, padding, count_include_pad), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_maxpool_of_negative_values_ignores_padding(eager_or_compiled):
@@ -152,8 +158,9 @@ def test_maxpool_dtypes(eager_or_compiled, dtype):
 def test_avgpool_half_precision(eager_or_compiled):
     x = rand(1, 2, 6, 6, dtype=np.float16)
     out = eager_or_compiled(lambda t: tp.avgpool(t, (3, 3), (3, 3)), tp.Tensor(x))
-    np.testing.assert_allclose(as_np(out).astype(np.float32), pool_ref(x.astype(np.float32), "avg", (3, 3), (3, 3)),
-                               rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(
+        as_np(out).astype(np.float32), pool_ref(x.astype(np.float32), "avg", (3, 3), (3, 3)), rtol=1e-2, atol=1e-2
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 7, 9), (1, 1, 3, 4), (3, 2, 10, 5)])
@@ -164,8 +171,9 @@ def test_pooling_with_dynamic_shapes(shape):
     avgpool = tp.compile(lambda t: tp.avgpool(t, kernel, stride, padding, count_include_pad=False), args=[info])
     x = rand(*shape)
     assert np.array_equal(as_np(maxpool(tp.Tensor(x))), pool_ref(x, "max", kernel, stride, padding))
-    np.testing.assert_allclose(as_np(avgpool(tp.Tensor(x))), pool_ref(x, "avg", kernel, stride, padding, False),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        as_np(avgpool(tp.Tensor(x))), pool_ref(x, "avg", kernel, stride, padding, False), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_pooling_errors():
@@ -191,18 +199,27 @@ def test_pooling_errors():
 
 # ---- resize --------------------------------------------------------------------------------------------
 
-RESIZE_SHAPES = [((1, 1, 2, 2), (1, 1, 4, 4)), ((2, 3, 5, 4), (2, 3, 3, 7)), ((1, 2, 4, 6), (1, 2, 9, 2)),
-                 ((3, 5), (7, 1)), ((1, 1, 3, 4, 5), (1, 1, 6, 2, 5)), ((6,), (11,)), ((2, 3), (2, 3)),
-                 ((4, 1), (4, 5))]
+RESIZE_SHAPES = [
+    ((1, 1, 2, 2), (1, 1, 4, 4)),
+    ((2, 3, 5, 4), (2, 3, 3, 7)),
+    ((1, 2, 4, 6), (1, 2, 9, 2)),
+    ((3, 5), (7, 1)),
+    ((1, 1, 3, 4, 5), (1, 1, 6, 2, 5)),
+    ((6,), (11,)),
+    ((2, 3), (2, 3)),
+    ((4, 1), (4, 5)),
+]
 
 
 @pytest.mark.parametrize("in_shape,out_shape", RESIZE_SHAPES)
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
-                                                ("cubic", False), ("cubic", True)])
+@pytest.mark.parametrize(
+    "mode,align_corners", [("nearest", False), ("linear", False), ("linear", True), ("cubic", False), ("cubic", True)]
+)
 def test_resize_output_shape(eager_or_compiled, in_shape, out_shape, mode, align_corners):
     x = rand(*in_shape)
-    out = eager_or_compiled(lambda t: tp.resize(t, mode, output_shape=out_shape, align_corners=align_corners),
-                            tp.Tensor(x))
+    out = eager_or_compiled(
+        lambda t: tp.resize(t, mode, output_shape=out_shape, align_corners=align_corners), tp.Tensor(x)
+    )
     assert out.shape == out_shape
     np.testing.assert_allclose(as_np(out), resize_ref(x, mode, out_shape, align_corners), rtol=1e-5, atol=1e-5)
 
@@ -224,8 +241,9 @@ def test_resize_nvtripy_overloads(eager_or_compiled):
     np.testing.assert_allclose(as_np(out), resize_ref(x, "linear", (1, 2, 6, 5)), rtol=1e-5, atol=1e-5)
     out = eager_or_compiled(lambda t: tp.resize(t, (1.0, 1.0, 2.0, 0.5), "nearest"), tp.Tensor(x))
     np.testing.assert_allclose(as_np(out), resize_ref(x, "nearest", (1, 2, 6, 2)))
-    out = eager_or_compiled(lambda t: tp.resize(t, output_shape=(1, 2, 5, 7), mode="cubic", align_corners=True),
-                            tp.Tensor(x))
+    out = eager_or_compiled(
+        lambda t: tp.resize(t, output_shape=(1, 2, 5, 7), mode="cubic", align_corners=True), tp.Tensor(x)
+    )
     np.testing.assert_allclose(as_np(out), resize_ref(x, "cubic", (1, 2, 5, 7), True), rtol=1e-5, atol=1e-5)
     with pytest.raises(tp.TripyException, match="the mode is given twice"):
         tp.resize(tp.Tensor(x), "nearest", "cubic", output_shape=(1, 2, 6, 5))
@@ -244,13 +262,15 @@ def test_resize_linear_half_precision(eager_or_compiled):
     x = rand(1, 1, 3, 5, dtype=np.float16)
     out = eager_or_compiled(lambda t: tp.resize(t, "linear", output_shape=(1, 1, 6, 3)), tp.Tensor(x))
     assert out.dtype == tp.float16
-    np.testing.assert_allclose(as_np(out).astype(np.float32), resize_ref(x.astype(np.float32), "linear", (1, 1, 6, 3)),
-                               rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(
+        as_np(out).astype(np.float32), resize_ref(x.astype(np.float32), "linear", (1, 1, 6, 3)), rtol=1e-2, atol=1e-2
+    )
 
 
 @pytest.mark.parametrize("in_shape", [(1, 2, 3, 4), (2, 1, 6, 2), (1, 1, 1, 1)])
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
-                                                ("cubic", False), ("cubic", True)])
+@pytest.mark.parametrize(
+    "mode,align_corners", [("nearest", False), ("linear", False), ("linear", True), ("cubic", False), ("cubic", True)]
+)
 def test_resize_with_dynamic_shapes(in_shape, mode, align_corners):
     info = tp.InputInfo(((1, 1, 3), (1, 2, 3), (1, 3, 8), (1, 4, 8)), tp.float32)
 

@@ -119,8 +119,9 @@ def test_all_any_edge_cases(eager_or_compiled):
 
 def test_all_any_errors():
     raises(re.escape("tripy.all: dim 3 is out of range for a tensor of rank 2"), tp.all, tp.zeros((2, 2)) > 0, dim=3)
-    raises(re.escape("tripy.any: dims [0, -2] name a dimension more than once"), tp.any, tp.zeros((2, 2)) > 0,
-           dim=(0, -2))
+    raises(
+        re.escape("tripy.any: dims [0, -2] name a dimension more than once"), tp.any, tp.zeros((2, 2)) > 0, dim=(0, -2)
+    )
 
 
 # ---- argmax / argmin -----------------------------------------------------------------------------------------
@@ -144,8 +145,9 @@ def test_argmax_argmin_ties_take_first(eager_or_compiled, name, ref, dtype):
 
 
 def test_argmax_argmin_extremes_and_nan(eager_or_compiled):
-    x = np.array([[-np.inf, -np.inf, 1.0], [np.inf, 2.0, np.inf], [1.0, np.nan, np.nan], [np.nan, 5.0, -np.inf]],
-                 np.float32)
+    x = np.array(
+        [[-np.inf, -np.inf, 1.0], [np.inf, 2.0, np.inf], [1.0, np.nan, np.nan], [np.nan, 5.0, -np.inf]], np.float32
+    )
     for name, ref in (("argmax", np.argmax), ("argmin", np.argmin)):
         out = eager_or_compiled(lambda t: getattr(tp, name)(t, dim=1), tp.Tensor(x))
         assert np.array_equal(np.from_dlpack(out), ref(x, axis=1)), name
@@ -174,8 +176,18 @@ def np_topk(x, k, dim):
     return np.take_along_axis(x, idx, axis=dim), idx
 
 
-@pytest.mark.parametrize("shape,k,dim", [((10,), 3, 0), ((4, 6), 2, 1), ((4, 6), 4, 0), ((2, 3, 5), 5, -1),
-                                         ((2, 3, 5), 1, 1), ((3, 4), 0, 1), ((0, 4), 2, 1)])
+@pytest.mark.parametrize(
+    "shape,k,dim",
+    [
+        ((10,), 3, 0),
+        ((4, 6), 2, 1),
+        ((4, 6), 4, 0),
+        ((2, 3, 5), 5, -1),
+        ((2, 3, 5), 1, 1),
+        ((3, 4), 0, 1),
+        ((0, 4), 2, 1),
+    ],
+)
 def test_topk(eager_or_compiled, shape, k, dim):
     x = rand(*shape)
     values, indices = eager_or_compiled(lambda t: tp.topk(t, k, dim), tp.Tensor(x))
@@ -216,8 +228,10 @@ def test_topk_errors():
 
 
 # ---- cumsum -------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -2), ((2, 3, 4), 2),
-                                       ((0, 3), 0), ((3, 0), 0), ((1, 1), 1)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((7,), 0), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -2), ((2, 3, 4), 2), ((0, 3), 0), ((3, 0), 0), ((1, 1), 1)],
+)
 def test_cumsum(eager_or_compiled, shape, dim):
     x = rand(*shape)
     out = eager_or_compiled(lambda t: tp.cumsum(t, dim), tp.Tensor(x))
@@ -231,8 +245,8 @@ def test_cumsum_int_is_exact(eager_or_compiled, dtype):
     out = eager_or_compiled(lambda t: tp.cumsum(t, 1), tp.Tensor(x))
     assert out.dtype == tp.Tensor(x).dtype
     assert np.array_equal(np.from_dlpack(out), np.cumsum(x, axis=1).astype(dtype))
-    big = np.full((3,), 2 ** 40, np.int64)
-    assert eager_or_compiled(lambda t: tp.cumsum(t, 0), tp.Tensor(big)).tolist() == [2 ** 40, 2 ** 41, 3 * 2 ** 40]
+    big = np.full((3,), 2**40, np.int64)
+    assert eager_or_compiled(lambda t: tp.cumsum(t, 0), tp.Tensor(big)).tolist() == [2**40, 2**41, 3 * 2**40]
 
 
 def test_cumsum_inf_and_nan(eager_or_compiled):
@@ -253,11 +267,23 @@ def test_cumsum_errors():
 
 
 # ---- allclose / equal ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("a,b,kwargs", [
-    ([1e-7], [1.1e-7], {}), ([1e-7], [1.2e-7], {}), ([1.0, 2.0], [1.0, 2.0 + 1e-5], {}),
-    ([1.0, 2.0], [1.0, 2.1], {}), ([1.0, 2.0], [1.0, 2.1], {"atol": 0.2}), ([100.0], [101.0], {"rtol": 0.01}),
-    ([100.0], [101.0], {"rtol": 0.009}), ([np.inf, -np.inf], [np.inf, -np.inf], {}), ([np.inf], [-np.inf], {}),
-    ([np.nan], [np.nan], {}), ([[1.0, 2.0]], [1.0, 2.0], {}), ([], [], {})])
+@pytest.mark.parametrize(
+    "a,b,kwargs",
+    [
+        ([1e-7], [1.1e-7], {}),
+        ([1e-7], [1.2e-7], {}),
+        ([1.0, 2.0], [1.0, 2.0 + 1e-5], {}),
+        ([1.0, 2.0], [1.0, 2.1], {}),
+        ([1.0, 2.0], [1.0, 2.1], {"atol": 0.2}),
+        ([100.0], [101.0], {"rtol": 0.01}),
+        ([100.0], [101.0], {"rtol": 0.009}),
+        ([np.inf, -np.inf], [np.inf, -np.inf], {}),
+        ([np.inf], [-np.inf], {}),
+        ([np.nan], [np.nan], {}),
+        ([[1.0, 2.0]], [1.0, 2.0], {}),
+        ([], [], {}),
+    ],
+)
 def test_allclose(a, b, kwargs):
     a, b = np.array(a, np.float32), np.array(b, np.float32)
     out = tp.allclose(tp.Tensor(a), tp.Tensor(b), **kwargs)
@@ -267,13 +293,28 @@ def test_allclose(a, b, kwargs):
 
 def test_allclose_errors():
     raises("tripy.allclose does not support dtype int32", tp.allclose, tp.Tensor([1]), tp.Tensor([1]))
-    raises("tripy.allclose: 'input' and 'other' must have the same data type, but got float32 and float16",
-           tp.allclose, tp.Tensor([1.0]), tp.cast(tp.Tensor([1.0]), tp.float16))
+    raises(
+        "tripy.allclose: 'input' and 'other' must have the same data type, but got float32 and float16",
+        tp.allclose,
+        tp.Tensor([1.0]),
+        tp.cast(tp.Tensor([1.0]), tp.float16),
+    )
 
 
-@pytest.mark.parametrize("a,b", [
-    ([1, 2], [1, 2]), ([1, 2], [1, 3]), ([1, 2], [1, 2, 3]), ([[1, 2]], [1, 2]), ([[1], [2]], [[1, 2]]),
-    (3, 3), (3, 4), ([], []), ([[]], [])])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([1, 2], [1, 2]),
+        ([1, 2], [1, 3]),
+        ([1, 2], [1, 2, 3]),
+        ([[1, 2]], [1, 2]),
+        ([[1], [2]], [[1, 2]]),
+        (3, 3),
+        (3, 4),
+        ([], []),
+        ([[]], []),
+    ],
+)
 def test_equal(a, b):
     na, nb = np.array(a, np.int32), np.array(b, np.int32)
     out = tp.equal(tp.Tensor(na), tp.Tensor(nb))
@@ -289,8 +330,12 @@ def test_equal_floats_and_bools():
 
 
 def test_equal_errors():
-    raises("tripy.equal: 'input' and 'other' must have the same data type, but got int32 and float32",
-           tp.equal, tp.Tensor([1]), tp.Tensor([1.0]))
+    raises(
+        "tripy.equal: 'input' and 'other' must have the same data type, but got int32 and float32",
+        tp.equal,
+        tp.Tensor([1]),
+        tp.Tensor([1.0]),
+    )
     raises("tripy.equal: argument 'other' must be tripy.Tensor, but got list", tp.equal, tp.Tensor([1]), [1])
 
 
@@ -301,14 +346,17 @@ def compile_dynamic(fn, *example_arrays):
     return tp.compile(fn, args=infos)
 
 
-@pytest.mark.parametrize("name,fn,ref", [
-    ("cumsum", lambda t: tp.cumsum(t, 1), lambda x: np.cumsum(x, 1)),
-    ("argmax", lambda t: tp.argmax(t, -1, keepdim=True), lambda x: np.argmax(x, -1, keepdims=True)),
-    ("argmin_flat", lambda t: tp.argmin(t), lambda x: np.argmin(x)),
-    ("topk", lambda t: tp.topk(t, 2, 1), lambda x: np_topk(x, 2, 1)),
-    ("var", lambda t: tp.var(t, (0, 2)), lambda x: np.var(x.astype(np.float64), (0, 2), ddof=1)),
-    ("all", lambda t: tp.all(t > -1.5, 1, keepdim=True), lambda x: np.all(x > -1.5, 1, keepdims=True)),
-])
+@pytest.mark.parametrize(
+    "name,fn,ref",
+    [
+        ("cumsum", lambda t: tp.cumsum(t, 1), lambda x: np.cumsum(x, 1)),
+        ("argmax", lambda t: tp.argmax(t, -1, keepdim=True), lambda x: np.argmax(x, -1, keepdims=True)),
+        ("argmin_flat", lambda t: tp.argmin(t), lambda x: np.argmin(x)),
+        ("topk", lambda t: tp.topk(t, 2, 1), lambda x: np_topk(x, 2, 1)),
+        ("var", lambda t: tp.var(t, (0, 2)), lambda x: np.var(x.astype(np.float64), (0, 2), ddof=1)),
+        ("all", lambda t: tp.all(t > -1.5, 1, keepdim=True), lambda x: np.all(x > -1.5, 1, keepdims=True)),
+    ],
+)
 def test_reductions_with_dynamic_shapes(name, fn, ref):
     exe = compile_dynamic(fn, rand(2, 3, 4))
     for shape in [(2, 3, 4), (4, 5, 2), (1, 2, 6)]:

@@ -16,8 +16,12 @@ def compile_dynamic(func, *arrays, dynamic=None):
     infos = []
     for i, a in enumerate(arrays):
         dims = range(a.ndim) if dynamic is None else dynamic[i]
-        infos.append(tp.InputInfo(tuple((0, s, s + 4) if d in dims else s for d, s in enumerate(a.shape)),
-                                  tp.Tensor(np.ascontiguousarray(a)).dtype))
+        infos.append(
+            tp.InputInfo(
+                tuple((0, s, s + 4) if d in dims else s for d, s in enumerate(a.shape)),
+                tp.Tensor(np.ascontiguousarray(a)).dtype,
+            )
+        )
     exe = tp.compile(func, args=infos)
     return exe(*[tp.Tensor(np.ascontiguousarray(a)) for a in arrays])
 
@@ -33,7 +37,7 @@ def as_np(t):
 def test_flatten(eager_or_compiled, start, end):
     out = eager_or_compiled(lambda t: tp.flatten(t, start, end), tp.Tensor(X))
     s, e = start % 3, end % 3
-    expected = X.reshape(X.shape[:s] + (-1,) + X.shape[e + 1:])
+    expected = X.reshape(X.shape[:s] + (-1,) + X.shape[e + 1 :])
     assert np.array_equal(as_np(out), expected)
 
 
@@ -147,9 +151,14 @@ def test_concatenate_single_and_dynamic():
 
 def test_concatenate_errors():
     a, b = tp.Tensor(X), tp.Tensor(X[0])
-    with pytest.raises(tp.TripyException, match=r"same rank, but tensor 0 has shape \[2, 3, 4\] and tensor 1 has shape"):
+    with pytest.raises(
+        tp.TripyException, match=r"same rank, but tensor 0 has shape \[2, 3, 4\] and tensor 1 has shape"
+    ):
         tp.concatenate([a, b], 0)
-    with pytest.raises(tp.TripyException, match=r"'tensors\[0\]' and 'tensors\[1\]' must have the same data type, but got float32 and int32"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"'tensors\[0\]' and 'tensors\[1\]' must have the same data type, but got float32 and int32",
+    ):
         tp.concatenate([a, tp.Tensor(X.astype(np.int32))], 0)
     with pytest.raises(tp.TripyException, match="must match in every dim except dim 0"):
         tp.concatenate([a, tp.Tensor(X[:, :2].copy())], 0)
@@ -203,8 +212,9 @@ def _split_ref(a, n_or_sizes, dim):
     return result
 
 
-@pytest.mark.parametrize("n_or_sizes,dim", [(1, 0), (2, 0), (3, 1), (2, 1), (4, 2), (3, 2), (5, 1), ([1, 2], 1),
-                                            ([0, 4, 0], -1), ([2], 0)])
+@pytest.mark.parametrize(
+    "n_or_sizes,dim", [(1, 0), (2, 0), (3, 1), (2, 1), (4, 2), (3, 2), (5, 1), ([1, 2], 1), ([0, 4, 0], -1), ([2], 0)]
+)
 def test_split(eager_or_compiled, n_or_sizes, dim):
     outs = eager_or_compiled(lambda t: tp.split(t, n_or_sizes, dim), tp.Tensor(X))
     expected = _split_ref(X, n_or_sizes, dim)
@@ -268,8 +278,9 @@ def test_flip_errors():
 # ---- pad -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pad", [((0, 0), (0, 0), (0, 0)), ((1, 0), (0, 2), (3, 1)), ((0, 0), (-1, 1), (2, -3)),
-                                 ((2, 2), (0, -3), (0, 0))])
+@pytest.mark.parametrize(
+    "pad", [((0, 0), (0, 0), (0, 0)), ((1, 0), (0, 2), (3, 1)), ((0, 0), (-1, 1), (2, -3)), ((2, 2), (0, -3), (0, 0))]
+)
 @pytest.mark.parametrize("value", [0, -1.5])
 def test_pad(eager_or_compiled, pad, value):
     out = eager_or_compiled(lambda t: tp.pad(t, pad, value=value), tp.Tensor(X))
@@ -278,8 +289,9 @@ def test_pad(eager_or_compiled, pad, value):
     assert np.array_equal(as_np(out), padded[index])
 
 
-@pytest.mark.parametrize("dtype,value", [(np.int32, 7), (np.int64, -2), (np.bool_, True), (np.bool_, 0),
-                                         (np.float16, 0.5)])
+@pytest.mark.parametrize(
+    "dtype,value", [(np.int32, 7), (np.int64, -2), (np.bool_, True), (np.bool_, 0), (np.float16, 0.5)]
+)
 def test_pad_dtypes(eager_or_compiled, dtype, value):
     a = (X[0] % 2).astype(dtype)
     out = eager_or_compiled(lambda t: tp.pad(t, ((1, 1), (2, 0)), value=value), tp.Tensor(a))
@@ -371,21 +383,27 @@ def test_copy_is_a_real_copy(dtype):
 
 def test_copy_errors():
     t = tp.Tensor(X)
-    with pytest.raises(tp.TripyException, match=r"(?s)device must be a tripy.device, but got the string 'cpu'.*tp.device\('cpu'\)"):
+    with pytest.raises(
+        tp.TripyException, match=r"(?s)device must be a tripy.device, but got the string 'cpu'.*tp.device\('cpu'\)"
+    ):
         tp.copy(t, "cpu")
     with pytest.raises(tp.TripyException, match="device must be a tripy.device"):
         tp.copy(t, 0)
     with pytest.raises(tp.TripyException, match="not available"):
         tp.copy(t, tp.device("gpu"))
-    with pytest.raises(tp.TripyException, match="cannot copy a tensor computed from the inputs of a function being compiled"):
+    with pytest.raises(
+        tp.TripyException, match="cannot copy a tensor computed from the inputs of a function being compiled"
+    ):
         tp.compile(lambda a: tp.copy(a * 2, tp.device("cpu")), args=[tp.InputInfo((2,), tp.float32)])
 
 
 # ---- expand --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("src,sizes", [((3, 1), (3, 4)), ((1,), (2, 5)), ((2, 1, 4), (3, 2, -1, 4)), ((), (2, 2)),
-                                       ((1, 3), (-1, 3)), ((1, 1), (0, 5))])
+@pytest.mark.parametrize(
+    "src,sizes",
+    [((3, 1), (3, 4)), ((1,), (2, 5)), ((2, 1, 4), (3, 2, -1, 4)), ((), (2, 2)), ((1, 3), (-1, 3)), ((1, 1), (0, 5))],
+)
 def test_expand(eager_or_compiled, src, sizes):
     a = RNG.standard_normal(src).astype(np.float32)
     out = eager_or_compiled(lambda t: tp.expand(t, sizes), tp.Tensor(a))

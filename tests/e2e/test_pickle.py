@@ -24,10 +24,14 @@ W = RNG.standard_normal((8, 4)).astype(np.float32)
 def _executables():
     """name -> (executable, NumPy reference, sizes of dim 0 to call it at)"""
     static = tp.compile(lambda x: tp.tanh(tp.relu(x @ tp.Tensor(W)) + 1.0), args=[tp.InputInfo((3, 8), tp.float32)])
-    ranged = tp.compile(lambda x, y: (tp.tanh(x @ tp.Tensor(W)), x * y),
-                        args=[tp.InputInfo(((1, 4, 16), 8), tp.float32), tp.InputInfo((8,), tp.float32)])
-    return {"static": (static, lambda x, y: np.tanh(np.maximum(x @ W, 0) + 1.0), [3]),
-            "range": (ranged, lambda x, y: (np.tanh(x @ W), x * y), [1, 5, 16])}
+    ranged = tp.compile(
+        lambda x, y: (tp.tanh(x @ tp.Tensor(W)), x * y),
+        args=[tp.InputInfo(((1, 4, 16), 8), tp.float32), tp.InputInfo((8,), tp.float32)],
+    )
+    return {
+        "static": (static, lambda x, y: np.tanh(np.maximum(x @ W, 0) + 1.0), [3]),
+        "range": (ranged, lambda x, y: (np.tanh(x @ W), x * y), [1, 5, 16]),
+    }
 
 
 # In a new process: unpickle each executable (counting compiles), call it, and save the results.
@@ -62,8 +66,13 @@ def _run_in_new_process(tmp_path, trust, again=False):
         (tmp_path / f"{name}.pkl").write_bytes(pickle.dumps(pickle.loads(data)) if again else data)
     jobs = [(name, sizes) for name, (_, _, sizes) in executables.items()]
     env = dict(os.environ, TRIPY_CACHE_DIR="", TRIPY_TRUST_COMPILED_CODE=trust)
-    proc = subprocess.run([sys.executable, "-c", _UNPICKLE_AND_CALL, json.dumps(jobs), str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNPICKLE_AND_CALL, json.dumps(jobs), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     for name, (_, reference, sizes) in executables.items():
         for n in sizes:
@@ -100,11 +109,14 @@ def test_an_unpickled_executable_keeps_its_signature():
         again(tp.ones((17, 8)), tp.ones((8,)))
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"", "it is empty"),
-    (b"not an archive", "not a valid archive"),
-    ("a string", "its data must be bytes, but got str"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "it is empty"),
+        (b"not an archive", "not a valid archive"),
+        ("a string", "its data must be bytes, but got str"),
+    ],
+)
 def test_bad_pickled_bytes_are_a_clear_error(data, message):
     with pytest.raises(tp.TripyException, match="cannot unpickle the executable: .*" + message):
         _from_pickle(data)
@@ -193,10 +205,20 @@ def test_an_executable_compiled_through_a_disk_cache_hit_saves_code_that_loads(t
     # without its runtime helpers' code. The saved file must hold the entry's bytes, which load in a third process.
     env = {**os.environ, "TRIPY_CACHE_DIR": str(tmp_path / "cache")}
     for name in ("first.tpexe", "hit.tpexe"):
-        subprocess.run([sys.executable, "-c", _COMPILE_AND_SAVE, str(tmp_path / name)], env=env, check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "-c", _COMPILE_AND_SAVE, str(tmp_path / name)],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     env.pop("TRIPY_CACHE_DIR")
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, str(tmp_path / "hit.tpexe")], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_CALL, str(tmp_path / "hit.tpexe")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-1] == "0"  # (loaded, not compiled again)

@@ -25,8 +25,10 @@ SMALL_LINE = BIG_LINE - 1
 
 @pytest.fixture(scope="module")
 def program():
-    exe = tp.compile(hot_spot, args=[tp.InputInfo((N, N), tp.float32), tp.InputInfo((N, N), tp.float32),
-                                     tp.InputInfo((N,), tp.float32)])
+    exe = tp.compile(
+        hot_spot,
+        args=[tp.InputInfo((N, N), tp.float32), tp.InputInfo((N, N), tp.float32), tp.InputInfo((N,), tp.float32)],
+    )
     rng = np.random.default_rng(0)
     args = [tp.Tensor(rng.random(s, dtype=np.float32)) for s in ((N, N), (N, N), (N,))]
     return exe, args

@@ -31,14 +31,27 @@ def test_two_processes_give_the_result_of_one() -> None:
     coordinator = f"127.0.0.1:{_free_port()}"
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # one device per process
-    procs = [subprocess.Popen([sys.executable, EXAMPLE, "--process-id", str(i), "--coordinator", coordinator],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (0, 1)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, EXAMPLE, "--process-id", str(i), "--coordinator", coordinator],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in (0, 1)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, out[-2000:] + err[-3000:]
     first, second = (_result(out) for out, _ in outs)
-    one = subprocess.run([sys.executable, EXAMPLE], capture_output=True, text=True, timeout=300,
-                         env=dict(env, XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+    one = subprocess.run(
+        [sys.executable, EXAMPLE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(env, XLA_FLAGS="--xla_force_host_platform_device_count=2"),
+    )
     assert one.returncode == 0, one.stderr[-3000:]
     single = _result(one.stdout)
     assert first["row_sums"] == second["row_sums"]

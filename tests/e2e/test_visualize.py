@@ -46,8 +46,9 @@ def test_the_graph_of_tensors_has_every_level(tmp_path):
     out = layer(x, w)
     graphs = _graphs(tp.visualize(out, save_to=str(tmp_path)))
     assert list(graphs) == ["Trace", "FlatIR", "StableHLO"]
-    products = {level: [n for n in graphs[level].values() if "DotOp" in n["id"] or "matrix" in n["label"]]
-                for level in graphs}
+    products = {
+        level: [n for n in graphs[level].values() if "DotOp" in n["id"] or "matrix" in n["label"]] for level in graphs
+    }
     for level, (product,) in products.items():
         assert _attr(product, "source") == f"{__file__}:{PRODUCT_LINE}  y = x @ w", level
         assert product["namespace"] == f"test_visualize.py:{PRODUCT_LINE}"
@@ -130,8 +131,9 @@ def server(tmp_path):
     _need("model_explorer")
     script = tmp_path / "serve.py"
     script.write_text(SERVE)
-    process = subprocess.Popen([sys.executable, str(script), str(_free_port())], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(_free_port())], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         url, printed = None, []
         deadline = time.monotonic() + 120

@@ -130,8 +130,9 @@ def _stderr_on_a_terminal(delay):
     fcntl.ioctl(replica, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # (30 rows, 100 columns)
     env = dict(os.environ)
     env.pop("TRIPY_PROGRESS", None)
-    proc = subprocess.Popen([sys.executable, "-c", _BAR_SCRIPT.format(delay=delay)], stderr=replica,
-                            stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BAR_SCRIPT.format(delay=delay)], stderr=replica, stdout=subprocess.DEVNULL, env=env
+    )
     os.close(replica)
     chunks = []
     while True:
@@ -154,7 +155,19 @@ def test_a_terminal_gets_a_progress_bar_once_work_takes_long():
     assert all(f"[W] log line {i}" in shown for i in range(3))
     quiet = _stderr_on_a_terminal(delay=30.0)  # short work: no bar at all, only the log lines
     assert quiet.replace("\x1b[93m", "").replace("\x1b[0m", "").split() == [
-        "[W]", "log", "line", "0", "[W]", "log", "line", "1", "[W]", "log", "line", "2"]
+        "[W]",
+        "log",
+        "line",
+        "0",
+        "[W]",
+        "log",
+        "line",
+        "1",
+        "[W]",
+        "log",
+        "line",
+        "2",
+    ]
 
 
 def test_default_stream_is_stderr_at_write_time(capsys):
@@ -180,8 +193,12 @@ def test_records_go_to_one_python_logger_per_topic(caplog):
     with logger.use_verbosity({"info", "mlir", "compile"}):
         _log_each_kind()
     seen = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
-    assert seen == [("tripy", "INFO", "an info line"), ("tripy", "WARNING", "a warning line"),
-                    ("tripy.mlir", "INFO", "==== MLIR ===="), ("tripy.compile", "INFO", "  [compile] compiled")]
+    assert seen == [
+        ("tripy", "INFO", "an info line"),
+        ("tripy", "WARNING", "a warning line"),
+        ("tripy.mlir", "INFO", "==== MLIR ===="),
+        ("tripy.compile", "INFO", "  [compile] compiled"),
+    ]
     # each record names the code that logged it, not the logger
     assert {(r.filename, r.funcName) for r in caplog.records} == {("test_logging.py", "_log_each_kind")}
 
@@ -197,7 +214,10 @@ def test_verbose_is_debug_and_disabled_topics_make_no_record(caplog):
     with logger.use_verbosity("verbose"):
         _log_each_kind()
     assert [(r.name, r.levelno) for r in caplog.records] == [
-        ("tripy", logging.DEBUG), ("tripy", logging.INFO), ("tripy", logging.WARNING)]
+        ("tripy", logging.DEBUG),
+        ("tripy", logging.INFO),
+        ("tripy", logging.WARNING),
+    ]
 
 
 def test_a_stream_of_none_leaves_the_records_to_logging(caplog, capsys):
@@ -233,8 +253,10 @@ def test_records_logged_through_logging_itself_get_their_severitys_prefix():
 
 
 def test_a_level_set_before_import_is_kept():
-    code = ("import logging; logging.getLogger('tripy').setLevel(logging.WARNING)\n"
-            "from tripy_flatir.logging import logger\nlogger.info('quiet')\nlogger.warning('loud')\n")
+    code = (
+        "import logging; logging.getLogger('tripy').setLevel(logging.WARNING)\n"
+        "from tripy_flatir.logging import logger\nlogger.info('quiet')\nlogger.warning('loud')\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == "[W] loud\n" and done.stdout == "", done.stderr
 
@@ -254,17 +276,23 @@ def test_user_warnings_are_tripy_warnings():
             _warn_from_here()
 
 
-@pytest.mark.parametrize("verbosity,trie", [
-    ("info", {"": {"info", "warning", "error"}}),
-    ("flat_ir", {"": {"flat_ir"}}),
-    ({"info", "trace"}, {"": {"info", "warning", "error", "trace"}}),
-    ({"frontend": "error"}, {"frontend": {"": {"error"}}, "": {"error", "warning", "info"}}),
-    ({"frontend/ops": {"error", "timing"}}, {"frontend": {"ops": {"": {"timing", "error"}}},
-                                            "": {"error", "warning", "info"}}),
-])
+@pytest.mark.parametrize(
+    "verbosity,trie",
+    [
+        ("info", {"": {"info", "warning", "error"}}),
+        ("flat_ir", {"": {"flat_ir"}}),
+        ({"info", "trace"}, {"": {"info", "warning", "error", "trace"}}),
+        ({"frontend": "error"}, {"frontend": {"": {"error"}}, "": {"error", "warning", "info"}}),
+        (
+            {"frontend/ops": {"error", "timing"}},
+            {"frontend": {"ops": {"": {"timing", "error"}}}, "": {"error", "warning", "info"}},
+        ),
+    ],
+)
 def test_verbosity_compares_equal_to_nvtripys_trie(verbosity, trie):
     with logger.use_verbosity(verbosity):
         assert logger.verbosity == trie and not logger.verbosity != trie
     with logger.use_verbosity("info"):  # (still a set of names, too)
-        assert logger.verbosity == {"info", "warning", "error"} and logger.verbosity == {"": {"info", "warning",
-                                                                                               "error"}}
+        assert logger.verbosity == {"info", "warning", "error"} and logger.verbosity == {
+            "": {"info", "warning", "error"}
+        }

@@ -40,14 +40,17 @@ def test_input_info_named_dimensions():
     assert "batch=(1, 4, 8)" in str(info)
 
 
-@pytest.mark.parametrize("shape,message", [
-    (((4, 2, 8),), "bounds (min=4, opt=2, max=8) must satisfy min <= opt <= max"),
-    (((1, 2),), "must be an int or a (min, opt, max) triple, but has 2 entries"),
-    ((-1, 3), "the minimum -1 is negative"),
-    ((2.5, 3), "must be an int, a (min, opt, max) triple or a tripy.NamedDimension, but got float"),
-    (((1, 2.0, 3),), "bounds must be ints, but got float"),
-    ("abc", "shape must be a sequence"),
-])
+@pytest.mark.parametrize(
+    "shape,message",
+    [
+        (((4, 2, 8),), "bounds (min=4, opt=2, max=8) must satisfy min <= opt <= max"),
+        (((1, 2),), "must be an int or a (min, opt, max) triple, but has 2 entries"),
+        ((-1, 3), "the minimum -1 is negative"),
+        ((2.5, 3), "must be an int, a (min, opt, max) triple or a tripy.NamedDimension, but got float"),
+        (((1, 2.0, 3),), "bounds must be ints, but got float"),
+        ("abc", "shape must be a sequence"),
+    ],
+)
 def test_input_info_rejects_bad_shapes(shape, message):
     with pytest.raises(tp.TripyException, match=re.escape(message)) as e:
         tp.InputInfo(shape, tp.float32)  # MARK-info
@@ -69,8 +72,10 @@ def test_named_dimension_rejects_bad_bounds():
 def test_named_dimension_with_different_bounds_is_refused_at_compile():
     a = tp.NamedDimension("n", 1, 2, 4)
     b = tp.NamedDimension("n", 1, 2, 8)
-    with pytest.raises(tp.TripyException, match=re.escape("the named dimension 'n' has bounds (1, 2, 4) for dim 0 of "
-                                                          "'x' but (1, 2, 8) for dim 0 of 'y'")) as e:
+    with pytest.raises(
+        tp.TripyException,
+        match=re.escape("the named dimension 'n' has bounds (1, 2, 4) for dim 0 of 'x' but (1, 2, 8) for dim 0 of 'y'"),
+    ) as e:
         tp.compile(lambda x, y: x + y, args=[tp.InputInfo((a,), tp.float32), tp.InputInfo((b,), tp.float32)])  # MARK-nd
     _points_here(e, "MARK-nd")
 
@@ -171,8 +176,10 @@ def test_unevaluated_arguments_are_evaluated():
 
 
 def test_returning_a_non_tensor_is_an_error():
-    with pytest.raises(tp.TripyException, match="must return a tripy.Tensor or a non-empty tuple or list of them, "
-                                                "but it returned a tuple of Tensor, int") as e:
+    with pytest.raises(
+        tp.TripyException,
+        match="must return a tripy.Tensor or a non-empty tuple or list of them, but it returned a tuple of Tensor, int",
+    ) as e:
         tp.compile(lambda x: (x, 1), args=[tp.InputInfo((2,), tp.float32)])  # MARK-ret
     _points_here(e, "MARK-ret")
 
@@ -194,14 +201,17 @@ def add_exe():
     return tp.compile(lambda x, y: x + y, args=[info, info])
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda exe, t: exe(t), "Missing input(s): 'y'."),
-    (lambda exe, t: exe(t, t, t), "The executable takes 2 input(s), but 3 positional arguments were given."),
-    (lambda exe, t: exe(t, z=t), "The executable has no input named 'z'."),
-    (lambda exe, t: exe(t, x=t), "Input 'x' was given both positionally and by keyword."),
-    (lambda exe, t: exe(t, yy=t), "The executable has no input named 'yy'. Did you mean 'y'?"),
-    (lambda exe, t: exe(t, np.ones(2, np.float32)), "Input 'y' must be a tripy.Tensor, but got ndarray."),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda exe, t: exe(t), "Missing input(s): 'y'."),
+        (lambda exe, t: exe(t, t, t), "The executable takes 2 input(s), but 3 positional arguments were given."),
+        (lambda exe, t: exe(t, z=t), "The executable has no input named 'z'."),
+        (lambda exe, t: exe(t, x=t), "Input 'x' was given both positionally and by keyword."),
+        (lambda exe, t: exe(t, yy=t), "The executable has no input named 'yy'. Did you mean 'y'?"),
+        (lambda exe, t: exe(t, np.ones(2, np.float32)), "Input 'y' must be a tripy.Tensor, but got ndarray."),
+    ],
+)
 def test_bad_calls(add_exe, call, message):
     t = tp.Tensor([1.0, 2.0])
     with pytest.raises(tp.TripyException, match=re.escape(message)) as e:
@@ -218,10 +228,13 @@ def test_call_error_names_the_callers_line(add_exe):
 
 def test_introspection(add_exe):
     assert {n: str(i) for n, i in add_exe.input_infos.items()} == {
-        "x": "InputInfo(shape=(2,), dtype=float32)", "y": "InputInfo(shape=(2,), dtype=float32)"}
+        "x": "InputInfo(shape=(2,), dtype=float32)",
+        "y": "InputInfo(shape=(2,), dtype=float32)",
+    }
     assert str(inspect.signature(add_exe)).startswith("(x: ")
-    assert repr(add_exe) == ("Executable(x: InputInfo(shape=(2,), dtype=float32), "
-                             "y: InputInfo(shape=(2,), dtype=float32)) -> Tensor")
+    assert repr(add_exe) == (
+        "Executable(x: InputInfo(shape=(2,), dtype=float32), y: InputInfo(shape=(2,), dtype=float32)) -> Tensor"
+    )
     assert "stablehlo.add" in add_exe.stablehlo and "func.func public @main" in add_exe.stablehlo
 
 
@@ -247,12 +260,18 @@ def test_a_forgotten_input_info_is_pointed_out():
     warned = str(caught[0].message)
     assert caught[0].filename == __file__  # (at the user's call of tp.compile)
     assert "no argument is a tp.InputInfo" in warned and "tp.InputInfo((2, 3), tp.float32)" in warned
-    with pytest.raises(tp.TripyException, match=r"(?s)takes 0 input\(s\).*inputs are: none.*'x' was given to "
-                                                r"tripy.compile as a tripy.Tensor.*tp.InputInfo\(\(2, 3\), tp.float32\)"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"(?s)takes 0 input\(s\).*inputs are: none.*'x' was given to "
+        r"tripy.compile as a tripy.Tensor.*tp.InputInfo\(\(2, 3\), tp.float32\)",
+    ):
         exe(tp.ones((2, 3)))
     # a shape where the InputInfo belongs: tripy's error with the hint, not the function's raw TypeError
-    with pytest.raises(tp.TripyException, match=r"(?s)raised TypeError: can't multiply sequence.*"
-                                                r"'x' was given to tripy.compile as \(2, 3\).*tp.InputInfo\(\(2, 3\)"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"(?s)raised TypeError: can't multiply sequence.*"
+        r"'x' was given to tripy.compile as \(2, 3\).*tp.InputInfo\(\(2, 3\)",
+    ):
         tp.compile(lambda x: x * 2.0, args=[(2, 3)])
     with pytest.raises(tp.TripyException, match=r"(?s)must return a tripy.Tensor.*tp.InputInfo\(\(2, 3\)"):
         tp.compile(lambda x: x * 2, args=[(2, 3)])

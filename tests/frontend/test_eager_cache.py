@@ -136,8 +136,7 @@ def test_numbers_next_to_other_tensors_keep_their_checks():
 
 def test_stack_info_points_at_the_line_and_expression():
     a = tp.Tensor(np.ones((2, 2), np.float32))
-    b = (a +
-         a)  # MARK-multiline
+    b = a + a  # MARK-multiline
     c = tp.tanh(a)  # MARK-call
     frame = b.stack_info.user_frame
     assert frame.file == __file__ and frame.function == "test_stack_info_points_at_the_line_and_expression"
@@ -195,21 +194,25 @@ def test_cpu_dispatch_in_the_calling_thread_or_asynchronous(setting):
     import subprocess
     import sys
 
-    code = ("import numpy as np, tripy as tp\n"
-            "from tripy_backend import _xla\n"
-            "x = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
-            "out = [np.from_dlpack(tp.tanh(tp.Tensor(x) @ tp.Tensor(x.T.copy()) * 0.01) + i).copy() for i in range(3)]\n"
-            "expected = [np.tanh(x @ x.T * 0.01) + i for i in range(3)]\n"
-            "assert all(np.allclose(o, e, atol=1e-6) for o, e in zip(out, expected))\n"
-            "print(_xla.cpu_dispatch_is_async())\n")
+    code = (
+        "import numpy as np, tripy as tp\n"
+        "from tripy_backend import _xla\n"
+        "x = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
+        "out = [np.from_dlpack(tp.tanh(tp.Tensor(x) @ tp.Tensor(x.T.copy()) * 0.01) + i).copy() for i in range(3)]\n"
+        "expected = [np.tanh(x @ x.T * 0.01) + i for i in range(3)]\n"
+        "assert all(np.allclose(o, e, atol=1e-6) for o, e in zip(out, expected))\n"
+        "print(_xla.cpu_dispatch_is_async())\n"
+    )
     env = dict(os.environ, TRIPY_CPU_ASYNC_DISPATCH=setting)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ("True" if setting == "1" else "False")
 
 
-@pytest.mark.parametrize("verbosity, logged", [("cache", True), ({"frontend": "cache"}, True),
-                                               ({"backend": "cache"}, False), ("info", False)])
+@pytest.mark.parametrize(
+    "verbosity, logged",
+    [("cache", True), ({"frontend": "cache"}, True), ({"backend": "cache"}, False), ("info", False)],
+)
 def test_cache_hits_are_logged_when_asked_for(monkeypatch, verbosity, logged):
     x = tp.Tensor(np.ones((2,), np.float32))
     np.from_dlpack(tp.exp(x) * 3.0)  # (compiled, or cached by an earlier test)
@@ -229,9 +232,13 @@ def test_a_loop_that_changes_only_a_number_compiles_once():
     i = tp.Tensor(i_np)
 
     def run(s: float, k: int):
-        return (np.from_dlpack(x * s), np.from_dlpack(x / s), np.from_dlpack(s - x),
-                np.from_dlpack((x * s + (1 - s)) / (s + 0.125) - tp.maximum(x, s / 2)),
-                np.from_dlpack((i * k + (k - 4)) // 3))
+        return (
+            np.from_dlpack(x * s),
+            np.from_dlpack(x / s),
+            np.from_dlpack(s - x),
+            np.from_dlpack((x * s + (1 - s)) / (s + 0.125) - tp.maximum(x, s / 2)),
+            np.from_dlpack((i * k + (k - 4)) // 3),
+        )
 
     run(0.1, 2)  # (compiles, or finds the programs of an earlier run)
     misses = eager.PROGRAM_CACHE.misses
@@ -244,8 +251,9 @@ def test_a_loop_that_changes_only_a_number_compiles_once():
         np.testing.assert_allclose(div, x_np / f(s), rtol=float(np.finfo(np.float32).eps), atol=0)
         np.testing.assert_array_equal(rsub, f(s) - x_np)
         # (XLA:CPU may fuse a multiply and an add into one rounding: within an ulp of NumPy's two)
-        np.testing.assert_allclose(expr, (x_np * f(s) + f(1 - s)) / f(s + 0.125) - np.maximum(x_np, f(s / 2)),
-                                   rtol=3e-7, atol=3e-7)
+        np.testing.assert_allclose(
+            expr, (x_np * f(s) + f(1 - s)) / f(s + 0.125) - np.maximum(x_np, f(s / 2)), rtol=3e-7, atol=3e-7
+        )
         np.testing.assert_array_equal(ints, (i_np * step + (step - 4)) // 3)
     assert eager.PROGRAM_CACHE.misses == misses
 
@@ -268,8 +276,12 @@ def test_numbers_take_the_tensors_dtype_as_arguments_and_as_literals(dtype):
     x = tp.cast(x, dtype)
     # One IEEE operation on values of the dtype, rounded to it (f32 has room for f16 and bf16 to round once)
     x32, s32 = x_np.astype(np.float32), np.float32(np_dtype(s))
-    expected = [(x32 * s32).astype(np_dtype), (x32 / s32).astype(np_dtype), (x32 + s32).astype(np_dtype),
-                (s32 - x32).astype(np_dtype)]
+    expected = [
+        (x32 * s32).astype(np_dtype),
+        (x32 / s32).astype(np_dtype),
+        (x32 + s32).astype(np_dtype),
+        (s32 - x32).astype(np_dtype),
+    ]
     # (evaluated first: a cast in the same program lets XLA skip rounding to the dtype)
     as_f32 = lambda t: np.from_dlpack(tp.cast(t.eval(), tp.float32))  # noqa: E731
     ulp = float(ml_dtypes.finfo(np_dtype).eps)

@@ -30,8 +30,9 @@ class _BadBroadcast(BaseTraceOp):
         self.outputs[0].shape = (2, 4)
 
     def to_flat_ir(self, inputs, outputs) -> None:
-        wrong = FlatIRTensor.build((2, 4), inputs[0].dtype, inputs[0].device,
-                                   reason="to widen the operand for this test")
+        wrong = FlatIRTensor.build(
+            (2, 4), inputs[0].dtype, inputs[0].device, reason="to widen the operand for this test"
+        )
         BroadcastOp.build(inputs, [wrong], broadcast_dim=[0, 1])  # (2, 3) -> (2, 4): invalid
         TanhOp.build([wrong], outputs)
 
@@ -106,8 +107,11 @@ def _first_required_params(fn):
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    return [p for p in sig.parameters.values() if p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [
+        p
+        for p in sig.parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
 
 
 def _public_functions():
@@ -159,8 +163,10 @@ def test_a_declared_range_the_program_cannot_run_names_the_dim_its_sizes_and_the
         tp.compile(encode, args=[tp.InputInfo((1, (1, 2, 4), 8, 8), tp.float32)])
     text = str(info.value)
     assert f"{__file__}:{_line_of('# MARK-range-conv')}" in text
-    assert ("The declared range of dim 1 of input 'x' (min 1, opt 2, max 4) holds sizes this program cannot run: "
-            "2..4 (it runs for 1):") in text
+    assert (
+        "The declared range of dim 1 of input 'x' (min 1, opt 2, max 4) holds sizes this program cannot run: "
+        "2..4 (it runs for 1):"
+    ) in text
     assert "expects input feature dimension (2)" in text and "FlatIR operation ConvolutionOp" in text
     assert "[4, 1, 3, 3]" not in text  # (not every input's shape)
     assert capfd.readouterr().err == ""  # MLIR's diagnostics are in the report, never printed raw
@@ -175,13 +181,20 @@ def test_a_declared_range_the_program_cannot_run_names_the_dim_its_sizes_and_the
 def _public_classes():
     for name in tp.__all__:
         obj = getattr(tp, name)
-        # (Bounds is a plain record of three tuples, as nvtripy's dataclass is.)
-        if not inspect.isclass(obj) or isinstance(obj, tp.dtype) or name in ("TripyException", "TripyWarning",
-                                                                                 "dtype", "Module", "DimensionSize",
-                                                                                 "Bounds"):
+        # (Bounds is a plain record of three tuples, as nvtripy's dataclass is; OutputInfo a record an executable
+        # gives, of a dtype and a shape.)
+        if (
+            not inspect.isclass(obj)
+            or isinstance(obj, tp.dtype)
+            or name in ("TripyException", "TripyWarning", "dtype", "Module", "DimensionSize", "Bounds", "OutputInfo")
+        ):
             continue
-        params = [p for p in inspect.signature(obj).parameters.values() if p.default is inspect.Parameter.empty
-                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        params = [
+            p
+            for p in inspect.signature(obj).parameters.values()
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
         yield pytest.param(name, len(params), id=name)
 
 
@@ -242,10 +255,17 @@ def test_missing_tensor_methods_point_at_the_public_way():
     assert "Did you mean" not in str(info.value)
 
 
-@pytest.mark.parametrize("apply, spelling", [
-    (lambda t, o: t // o, "//"), (lambda t, o: t ** o, "**"), (lambda t, o: t / o, "/"),
-    (lambda t, o: tp.maximum(t, o), "tripy.maximum"), (lambda t, o: tp.minimum(o, t), "tripy.minimum"),
-    (lambda t, o: t >= o, ">=")])
+@pytest.mark.parametrize(
+    "apply, spelling",
+    [
+        (lambda t, o: t // o, "//"),
+        (lambda t, o: t**o, "**"),
+        (lambda t, o: t / o, "/"),
+        (lambda t, o: tp.maximum(t, o), "tripy.maximum"),
+        (lambda t, o: tp.minimum(o, t), "tripy.minimum"),
+        (lambda t, o: t >= o, ">="),
+    ],
+)
 def test_unsupported_operand_names_the_operator_as_written(apply, spelling):
     with pytest.raises(tp.TripyException, match=f"Unsupported operand type for {re.escape(spelling)}: 'object'"):
         apply(tp.ones((2,)), object())

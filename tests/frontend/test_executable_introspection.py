@@ -10,13 +10,17 @@ import tripy as tp
 @pytest.fixture(scope="module")
 def exe():
     batch = tp.NamedDimension("batch", 1, 2, 8)
-    return tp.compile(lambda x, y: (x * 2.0, tp.sum(y, dim=1)),
-                      args=[tp.InputInfo((batch, 3), tp.float32), tp.InputInfo((batch, (1, 2, 4)), tp.int32)])
+    return tp.compile(
+        lambda x, y: (x * 2.0, tp.sum(y, dim=1)),
+        args=[tp.InputInfo((batch, 3), tp.float32), tp.InputInfo((batch, (1, 2, 4)), tp.int32)],
+    )
 
 
 def test_output_infos_are_named_in_order_with_dynamic_dims(exe):
-    assert exe.output_infos == {"output_0": tp.OutputInfo(tp.float32, (-1, 3)),
-                                "output_1": tp.OutputInfo(tp.int32, (-1,))}
+    assert exe.output_infos == {
+        "output_0": tp.OutputInfo(tp.float32, (-1, 3)),
+        "output_1": tp.OutputInfo(tp.int32, (-1,)),
+    }
     single = tp.compile(lambda x: x + 1, args=[tp.InputInfo((2,), tp.int8)])
     assert single.output_infos == {"output_0": tp.OutputInfo(tp.int8, (2,))}
 
@@ -37,11 +41,14 @@ def test_check_inputs_accepts_what_a_call_accepts(exe):
     assert np.array_equal(np.from_dlpack(exe(x, y)[1]), [3, 3])
 
 
-@pytest.mark.parametrize("args,message", [
-    (dict(width=5), "dim 1 is 5, which is outside the allowed range [1, 4]"),
-    (dict(dtype=np.float32), "data type"),
-    (dict(rows_y=3), "disagree on the named dimension 'batch'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (dict(width=5), "dim 1 is 5, which is outside the allowed range [1, 4]"),
+        (dict(dtype=np.float32), "data type"),
+        (dict(rows_y=3), "disagree on the named dimension 'batch'"),
+    ],
+)
 def test_check_inputs_raises_what_a_call_raises(exe, args, message):
     x, y = _args(**args)
     with pytest.raises(tp.TripyException) as checked:

@@ -80,8 +80,9 @@ def test_file_holds_a_versioned_portable_artifact_and_the_signature(saved):
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.bfloat16, tp.int8, tp.int32, tp.int64, tp.bool])
 def test_baked_tensors_of_every_dtype_and_static_programs(tmp_path, dtype):
     c = tp.cast(tp.Tensor([[1.0, 0.0, 3.0]]), dtype).eval()
-    exe = tp.compile(lambda x, c: tp.cast(x, tp.float32) + tp.cast(c, tp.float32),
-                     args=[tp.InputInfo((2, 3), dtype), c])
+    exe = tp.compile(
+        lambda x, c: tp.cast(x, tp.float32) + tp.cast(c, tp.float32), args=[tp.InputInfo((2, 3), dtype), c]
+    )
     path = str(tmp_path / "exe.tpexe")
     exe.save(path)
     loaded = tp.Executable.load(path)
@@ -244,17 +245,22 @@ def test_constant_of_the_wrong_size(saved, tmp_path):
     assert "does not hold float32 data of shape [5, 4]" in _load_error(path)
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda h: h.update(magic="something.else"), "not a tripy executable (its header has the wrong magic)"),
-    (lambda h: h.update(format_version=artifact.FORMAT_VERSION + 1),
-     f"saved in executable format version {artifact.FORMAT_VERSION + 1}"),
-    (lambda h: h.update(format_version="1"), "invalid format version"),
-    (lambda h: h.pop("inputs"), "its header lacks the field 'inputs'"),
-    (lambda h: h["inputs"][0].update(dtype="float128"), "unknown data type 'float128'"),
-    (lambda h: h["inputs"][0].update(min=[9, 3]), "invalid input shape bounds"),
-    (lambda h: h.update(outputs=[]), "invalid signature"),
-    (lambda h: h.update(device="tpu:0"), "Unknown device kind 'tpu'"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda h: h.update(magic="something.else"), "not a tripy executable (its header has the wrong magic)"),
+        (
+            lambda h: h.update(format_version=artifact.FORMAT_VERSION + 1),
+            f"saved in executable format version {artifact.FORMAT_VERSION + 1}",
+        ),
+        (lambda h: h.update(format_version="1"), "invalid format version"),
+        (lambda h: h.pop("inputs"), "its header lacks the field 'inputs'"),
+        (lambda h: h["inputs"][0].update(dtype="float128"), "unknown data type 'float128'"),
+        (lambda h: h["inputs"][0].update(min=[9, 3]), "invalid input shape bounds"),
+        (lambda h: h.update(outputs=[]), "invalid signature"),
+        (lambda h: h.update(device="tpu:0"), "Unknown device kind 'tpu'"),
+    ],
+)
 def test_bad_headers(saved, tmp_path, edit, message):
     path = tmp_path / "header.tpexe"
     _rewrite(saved[1], path, header_edit=edit)

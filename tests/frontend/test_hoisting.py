@@ -13,8 +13,6 @@ from tripy_frontend.compiler.hoisting import constant_frontier
 RNG = np.random.default_rng(0)
 
 
-
-
 def test_transposed_weight_is_hoisted_and_broadcast_constants_are_not():
     w = tp.Tensor(RNG.standard_normal((64, 128)).astype(np.float32))
     seen = {}
@@ -36,6 +34,7 @@ def hoisted_shapes_of_linear(in_features: int, out_features: int, rows_list) -> 
     layer.load_state_dict({"weight": tp.Tensor(weight), "bias": tp.Tensor(bias)})
     seen = {}
     for rows in rows_list:
+
         def f(x, rows=rows):
             y = layer(x)
             seen[rows] = [tuple(t.shape) for t in constant_frontier([y.trace_tensor])]
@@ -143,15 +142,17 @@ def int8_linear_program(rows: int, size: int = 1024):
 
     def f(x):
         y = layer(x)
-        seen["frontier"] = [(tuple(t.shape), t.dtype, type(t.producer).__name__)
-                            for t in constant_frontier([y.trace_tensor])]
+        seen["frontier"] = [
+            (tuple(t.shape), t.dtype, type(t.producer).__name__) for t in constant_frontier([y.trace_tensor])
+        ]
         return y
 
     exe = tp.compile(f, args=[tp.InputInfo((rows, size), tp.float32)])
     x = RNG.standard_normal((rows, size)).astype(np.float32)
     # The quantized weight as tripy computes it (its division may round a few ties the other way than NumPy's).
-    dequantized = np.from_dlpack(tp.dequantize(tp.quantize(tp.Tensor(weight), tp.Tensor(scale), tp.int8, 0),
-                                               tp.Tensor(scale), tp.float32, 0))
+    dequantized = np.from_dlpack(
+        tp.dequantize(tp.quantize(tp.Tensor(weight), tp.Tensor(scale), tp.int8, 0), tp.Tensor(scale), tp.float32, 0)
+    )
     assert np.abs(dequantized - weight).max() <= scale.max() / 2 * 1.001
     np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ dequantized.T + bias, rtol=1e-4, atol=1e-3)
     return seen["frontier"]
@@ -160,8 +161,11 @@ def int8_linear_program(rows: int, size: int = 1024):
 def test_int8_weight_of_a_one_row_product_is_hoisted_as_int8():
     # The program reads 1 byte per weight: XLA:CPU dequantizes in the product's loop (cpu_plan.widens_weight_in_loop),
     # where its one-row product reads the stored weight (jaxlib <= 0.10); later ones get the float32 [in, out] weight.
-    expected = ([((1024, 1024), tp.int8, "Cast")] if _xla.matrix_vector_reads_stored_weight() else
-                [((1024, 1024), tp.float32, "Permute")])
+    expected = (
+        [((1024, 1024), tp.int8, "Cast")]
+        if _xla.matrix_vector_reads_stored_weight()
+        else [((1024, 1024), tp.float32, "Permute")]
+    )
     assert int8_linear_program(1) == expected
 
 
@@ -183,6 +187,8 @@ def test_bfloat16_weight_cast_to_float32_stays_in_a_one_row_program():
     for rows in (1, 3):
         exe = tp.compile(f, args=[tp.InputInfo((rows, 1024), tp.float32)])
         x = RNG.standard_normal((rows, 1024)).astype(np.float32)
-        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w16.astype(np.float32).T, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(
+            np.from_dlpack(exe(tp.Tensor(x))), x @ w16.astype(np.float32).T, rtol=1e-4, atol=1e-3
+        )
     one_row = [] if _xla.matrix_vector_reads_stored_weight() else [((1024, 1024), tp.float32)]
     assert seen == {1: one_row, 3: [((1024, 1024), tp.float32)]}  # one row: the stored bfloat16 weight, as is

@@ -34,10 +34,20 @@ class Net(tp.Module):
 
 
 EXPECTED_KEYS = [
-    "scale", "extra.gain",
-    "h.0.norm.weight", "h.0.norm.bias", "h.0.proj.weight", "h.0.proj.bias",
-    "h.1.norm.weight", "h.1.norm.bias", "h.1.proj.weight", "h.1.proj.bias",
-    "heads.0.weight", "heads.0.bias", "heads.1.weight", "extra.emb.weight",
+    "scale",
+    "extra.gain",
+    "h.0.norm.weight",
+    "h.0.norm.bias",
+    "h.0.proj.weight",
+    "h.0.proj.bias",
+    "h.1.norm.weight",
+    "h.1.norm.bias",
+    "h.1.proj.weight",
+    "h.1.proj.bias",
+    "heads.0.weight",
+    "heads.0.bias",
+    "heads.1.weight",
+    "extra.emb.weight",
 ]
 
 
@@ -103,11 +113,19 @@ def test_load_errors_are_reported_together_and_change_nothing():
         net.load_state_dict(bad)  # MARK-load
     msg = str(info.value)
     assert f"{__file__}:{_line_of('MARK-load')}" in msg
-    for fragment in ["Missing keys (2", "h.0.norm.bias", "h.0.proj.weight",
-                     "Unexpected keys (1", "h.0.proj.wieght  (did you mean 'h.0.proj.weight'?)",
-                     "'heads.0.weight': expected shape [2, 3], but got [3, 2]", "looks transposed",
-                     "'extra.gain': expected dtype float32, but got float64", ".astype(np.float32)",
-                     "'scale': expected shape [3], but got [4]", "the module is unchanged"]:
+    for fragment in [
+        "Missing keys (2",
+        "h.0.norm.bias",
+        "h.0.proj.weight",
+        "Unexpected keys (1",
+        "h.0.proj.wieght  (did you mean 'h.0.proj.weight'?)",
+        "'heads.0.weight': expected shape [2, 3], but got [3, 2]",
+        "looks transposed",
+        "'extra.gain': expected dtype float32, but got float64",
+        ".astype(np.float32)",
+        "'scale': expected shape [3], but got [4]",
+        "the module is unchanged",
+    ]:
         assert fragment in msg, fragment
     after = net.state_dict()
     assert all(after[k] is before[k] for k in before)
@@ -191,8 +209,14 @@ def test_sequential_container():
     assert [n for n, _ in seq.named_children()] == ["0", "2"]
     assert list(seq.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert len(seq[1:]) == 2
-    seq.load_state_dict({"0.weight": np.ones((3, 2), np.float32), "0.bias": np.array([-10, 0, 1], np.float32),
-                         "2.weight": np.ones((1, 3), np.float32), "2.bias": np.zeros(1, np.float32)})
+    seq.load_state_dict(
+        {
+            "0.weight": np.ones((3, 2), np.float32),
+            "0.bias": np.array([-10, 0, 1], np.float32),
+            "2.weight": np.ones((1, 3), np.float32),
+            "2.bias": np.zeros(1, np.float32),
+        }
+    )
     assert seq(tp.Tensor([[1.0, 2.0]])).tolist() == [[7.0]]
     with pytest.raises(tp.TripyException, match="index 3 is out of range for 3 modules"):
         seq[3]

@@ -20,8 +20,10 @@ def test_dtypes_are_classes_with_categories():
     assert not issubclass(tp.bool, (tp.integer, tp.floating))
     out = tp.ones((2,), dtype=tp.float16) * 2
     assert issubclass(out.dtype, tp.floating)
-    assert [dt.shortname for dt in (tp.float32, tp.float16, tp.bfloat16, tp.float8, tp.int4, tp.int8, tp.int32,
-                                    tp.int64, tp.bool)] == ["f32", "f16", "bf16", "f8", "i4", "i8", "i32", "i64", "b"]
+    assert [
+        dt.shortname
+        for dt in (tp.float32, tp.float16, tp.bfloat16, tp.float8, tp.int4, tp.int8, tp.int32, tp.int64, tp.bool)
+    ] == ["f32", "f16", "bf16", "f8", "i4", "i8", "i32", "i64", "b"]
     assert str(tp.float32) == repr(tp.float32) == "float32" and tp.int4.itemsize == 0.5
 
 
@@ -125,7 +127,8 @@ def test_modules_compare_field_by_field_and_print_as_nvtripy():
         "        weight: Parameter = (shape=(3, 2), dtype=float32),\n"
         "        bias: Parameter = (shape=(3,), dtype=float32),\n"
         "    ),\n"
-        ")")
+        ")"
+    )
 
 
 def test_logger_per_path_verbosity():
@@ -137,11 +140,19 @@ def test_logger_per_path_verbosity():
         import tripy_frontend.ops.add as frontend_module
 
         def log_from(module, verbosity):  # run a logging call as code of `module` would
-            exec(f"from tripy_flatir.logging import logger\nlogger.{verbosity}('{verbosity} from {module.__name__}')",
-                 dict(vars(module)))
+            exec(
+                f"from tripy_flatir.logging import logger\nlogger.{verbosity}('{verbosity} from {module.__name__}')",
+                dict(vars(module)),
+            )
 
-        text = _captured(lambda: (tp.logger.verbose("user code"), log_from(frontend_module, "verbose"),
-                                  log_from(backend_module, "verbose"), log_from(backend_module, "info")))
+        text = _captured(
+            lambda: (
+                tp.logger.verbose("user code"),
+                log_from(frontend_module, "verbose"),
+                log_from(backend_module, "verbose"),
+                log_from(backend_module, "info"),
+            )
+        )
         # A path's entry replaces the default there: the backend logs only "cache" messages.
         assert text == "[V] verbose from tripy_frontend.ops.add\n"
         saved = tp.logger.verbosity
@@ -190,8 +201,9 @@ def test_compile_containers_with_constants():
         return regular + data_dict["x"] + data_dict["y"] + data_list[0] + data_list[1][0] + data_list[1][1] + constant
 
     info = tp.InputInfo((2, 3), tp.float32)
-    exe = tp.compile(f, args=[info, {"x": info, "y": tp.zeros((2, 3))}, [info, [info, tp.ones((2, 3)) * 3]],
-                              tp.ones((2, 3)) * 5])
+    exe = tp.compile(
+        f, args=[info, {"x": info, "y": tp.zeros((2, 3))}, [info, [info, tp.ones((2, 3)) * 3]], tp.ones((2, 3)) * 5]
+    )
     assert list(exe.input_infos) == ["regular", "data_dict_x", "data_list_0", "data_list_1_0"]
     ones = tp.ones((2, 3)).eval()
     out = exe(ones, {"x": ones, "y": tp.zeros((2, 3))}, [ones, [ones, tp.ones((2, 3)) * 3]])

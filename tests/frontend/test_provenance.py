@@ -12,7 +12,8 @@ def _run(script, *args):
 
 def test_error_in_a_loaded_executable_names_the_line_of_the_original_source(tmp_path):
     source = tmp_path / "model.py"
-    source.write_text(textwrap.dedent("""\
+    source.write_text(
+        textwrap.dedent("""\
         import sys
         import tripy as tp
 
@@ -23,9 +24,11 @@ def test_error_in_a_loaded_executable_names_the_line_of_the_original_source(tmp_
 
         dyn = tp.InputInfo(((1, 2, 8), 3), tp.float32)
         tp.compile(add, args=[dyn, dyn]).save(sys.argv[1])
-        """))
+        """)
+    )
     user = tmp_path / "use.py"
-    user.write_text(textwrap.dedent("""\
+    user.write_text(
+        textwrap.dedent("""\
         import sys
         import tripy as tp
 
@@ -35,7 +38,8 @@ def test_error_in_a_loaded_executable_names_the_line_of_the_original_source(tmp_
             exe(tp.ones((2, 3)), tp.ones((4, 3)))  # dims 2 and 4 cannot be added
         except tp.TripyException as e:
             print(e)
-        """))
+        """)
+    )
     path = tmp_path / "add.tpexe"
     made = _run(source, path)
     assert made.returncode == 0, made.stderr

@@ -16,8 +16,11 @@ def test_every_registered_name_is_re_exported_as_itself():
     """A new public name needs its one re-export line in tripy/__init__.py (type checkers read that file, not the
     registry); the failure says which line to add."""
     assert tp.__all__ == sorted(PUBLIC_API)
-    missing = [f"from {getattr(obj, '__module__', '?')} import {name} as {name}" for name, obj in PUBLIC_API.items()
-               if vars(tp).get(name) is not obj]
+    missing = [
+        f"from {getattr(obj, '__module__', '?')} import {name} as {name}"
+        for name, obj in PUBLIC_API.items()
+        if vars(tp).get(name) is not obj
+    ]
     assert missing == [], "add to packages/tripy/src/tripy/__init__.py:\n" + "\n".join(missing)
 
 
@@ -26,9 +29,14 @@ def test_a_misspelled_name_still_gets_a_hint_at_run_time():
         tp.reluu
 
 
-@pytest.mark.parametrize("name,hint", [("matmul", "write the matrix product as a @ b"),
-                                       ("float64", "tripy has no float64; use tp.float32"),
-                                       ("cat", "Use tp.concatenate")])
+@pytest.mark.parametrize(
+    "name,hint",
+    [
+        ("matmul", "write the matrix product as a @ b"),
+        ("float64", "tripy has no float64; use tp.float32"),
+        ("cat", "Use tp.concatenate"),
+    ],
+)
 def test_another_librarys_name_gets_tripys_spelling_not_a_look_alike(name, hint):
     with pytest.raises(AttributeError) as e:
         getattr(tp, name)
@@ -56,14 +64,18 @@ def test_mypy_sees_tripy_types_in_user_code(tmp_path):
     user.write_text(textwrap.dedent(USER_CODE))
     out, _, status = mypy_api.run([str(user), "--cache-dir", str(tmp_path / "cache"), "--no-error-summary"])
     revealed = re.findall(r'Revealed type is "([^"]+)"', out)
-    assert revealed == ["tripy_frontend.tensor.Tensor",
-                        "tripy_frontend.compiler.executable.Executable[tripy_frontend.tensor.Tensor]",
-                        "tripy_frontend.tensor.Tensor", "tripy_frontend.tensor.Tensor"], out
+    assert revealed == [
+        "tripy_frontend.tensor.Tensor",
+        "tripy_frontend.compiler.executable.Executable[tripy_frontend.tensor.Tensor]",
+        "tripy_frontend.tensor.Tensor",
+        "tripy_frontend.tensor.Tensor",
+    ], out
     errors = [line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line]
-    assert errors == ['Module has no attribute "reluu"  [attr-defined]',
-                      'Incompatible types in assignment (expression has type "Tensor", variable has type "int")  '
-                      '[assignment]',
-                      '"Tensor" has no attribute "nosuch"  [attr-defined]'], out
+    assert errors == [
+        'Module has no attribute "reluu"  [attr-defined]',
+        'Incompatible types in assignment (expression has type "Tensor", variable has type "int")  [assignment]',
+        '"Tensor" has no attribute "nosuch"  [attr-defined]',
+    ], out
     assert status == 1
 
 
@@ -106,5 +118,6 @@ def test_mypy_accepts_documented_calls_and_types_modules(tmp_path):
     tensor = "tripy_frontend.tensor.Tensor"
     assert revealed == [tensor, tensor, tensor, tensor, f"{tensor} | None", tensor], out
     errors = [line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line]
-    assert errors == ['Argument 1 to "__call__" of "Module" has incompatible type "str"; expected "Tensor"  '
-                      '[arg-type]'], out
+    assert errors == [
+        'Argument 1 to "__call__" of "Module" has incompatible type "str"; expected "Tensor"  [arg-type]'
+    ], out

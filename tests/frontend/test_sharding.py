@@ -105,24 +105,31 @@ print(path)
 
 def test_error_reports_and_saved_shardings(tmp_path: pathlib.Path) -> None:
     path = run_script(tmp_path, 2, _ERRORS).strip().splitlines()[-1]
-    load = (f"exe = tp.Executable.load({path!r})\n"
-            "out = exe(tp.Tensor(np.arange(4, dtype=np.float32)))\n"
-            "assert exe.input_infos['p'].sharding.spec == ('model',)\n"
-            "assert np.from_dlpack(out).tolist() == [0.0, 2.0, 4.0, 6.0]\n"
-            "print('ok')\n")
+    load = (
+        f"exe = tp.Executable.load({path!r})\n"
+        "out = exe(tp.Tensor(np.arange(4, dtype=np.float32)))\n"
+        "assert exe.input_infos['p'].sharding.spec == ('model',)\n"
+        "assert np.from_dlpack(out).tolist() == [0.0, 2.0, 4.0, 6.0]\n"
+        "print('ok')\n"
+    )
     assert run_script(tmp_path, 2, load).strip().endswith("ok")
-    wrong = (f"try:\n    tp.Executable.load({path!r})  # MARK-load\n"
-             "except tp.TripyException as e:\n"
-             "    assert 'compiled for a mesh of 2 devices, but this process has 4' in str(e), str(e)\n"
-             "    assert 'MARK-load' in str(e) and 'device_count=2' in str(e)\n"
-             "    print('ok')\n")
+    wrong = (
+        f"try:\n    tp.Executable.load({path!r})  # MARK-load\n"
+        "except tp.TripyException as e:\n"
+        "    assert 'compiled for a mesh of 2 devices, but this process has 4' in str(e), str(e)\n"
+        "    assert 'MARK-load' in str(e) and 'device_count=2' in str(e)\n"
+        "    print('ok')\n"
+    )
     assert run_script(tmp_path, 4, wrong).strip().endswith("ok")
 
 
 def test_unknown_axis_is_reported_at_the_users_line() -> None:
     mesh = tp.Mesh((1,), ("model",))
-    with pytest.raises(tp.TripyException, match=r"'modle' is not an axis of Mesh\(\{'model': 1\}\)\. Did you mean "
-                                                r"'model'\?") as e:
+    with pytest.raises(
+        tp.TripyException,
+        match=r"'modle' is not an axis of Mesh\(\{'model': 1\}\)\. Did you mean "
+        r"'model'\?",
+    ) as e:
         tp.Sharding(mesh, (None, "modle"))  # MARK-axis
     assert "MARK-axis" in str(e.value)
 

@@ -49,14 +49,20 @@ def test_numpy2_array_protocol_copy_argument():
         np.asarray(t, dtype=np.float64, copy=False)
 
 
-@pytest.mark.parametrize("view, strides, fix", [
-    (lambda a: a.T, "strides [1, 4] (in elements), but row-major data of that shape has strides [3, 1]",
-     "np.ascontiguousarray(array)"),
-    (lambda a: a[:, ::2], "strides [4, 2]", "np.ascontiguousarray(array)"),
-    (lambda a: a[:, :1], "strides [4, 1]", "np.ascontiguousarray(array)"),
-    (lambda a: np.broadcast_to(a[0], (2, 4)), "strides [0, 1]", "np.ascontiguousarray(array)"),
-    (lambda a: OnlyDLPack(a.T), "strides [1, 4]", "Make the data contiguous (row-major)"),
-])
+@pytest.mark.parametrize(
+    "view, strides, fix",
+    [
+        (
+            lambda a: a.T,
+            "strides [1, 4] (in elements), but row-major data of that shape has strides [3, 1]",
+            "np.ascontiguousarray(array)",
+        ),
+        (lambda a: a[:, ::2], "strides [4, 2]", "np.ascontiguousarray(array)"),
+        (lambda a: a[:, :1], "strides [4, 1]", "np.ascontiguousarray(array)"),
+        (lambda a: np.broadcast_to(a[0], (2, 4)), "strides [0, 1]", "np.ascontiguousarray(array)"),
+        (lambda a: OnlyDLPack(a.T), "strides [1, 4]", "Make the data contiguous (row-major)"),
+    ],
+)
 def test_non_row_major_data_is_refused(view, strides, fix):
     # as nvtripy 0.1.7 refuses it (tp.Tensor reads data as it lies in memory)
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -89,7 +95,7 @@ def test_data_is_copied_so_later_host_writes_do_not_leak_in():
     for n in (3, 16, 1024, 4096):
         raw = np.zeros(n + 16, np.float32)
         start = (-raw.ctypes.data % 64) // 4
-        aligned = raw[start:start + n]
+        aligned = raw[start : start + n]
         t = tp.Tensor(aligned)
         aligned[:] = 5
         assert not np.from_dlpack(t).any(), f"{n} elements: the tensor shares the array's memory"
@@ -163,7 +169,9 @@ def test_ir_logging_prints_all_three_irs():
         tp.logger.stream = old
     text = out.getvalue()
     assert re.search(r"t\d+ = tripy.tanh\(t\d+\)", text)
-    assert re.search(r"t\d+: \[rank=\(2\), shape=\(\[2, 3\]\), dtype=\(float32\), loc=\(cpu:0\)\] = TanhOp\(t\d+\)", text)
+    assert re.search(
+        r"t\d+: \[rank=\(2\), shape=\(\[2, 3\]\), dtype=\(float32\), loc=\(cpu:0\)\] = TanhOp\(t\d+\)", text
+    )
     assert "stablehlo.tanh" in text and "func.func public @main" in text
 
 

@@ -13,8 +13,9 @@ import tripy_flatir
 import tripy_frontend
 import tripy_trace
 
-_PACKAGE_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
-                      for m in (tp, tripy_frontend, tripy_trace, tripy_backend, tripy_flatir))
+_PACKAGE_DIRS = tuple(
+    os.path.dirname(m.__file__) + os.sep for m in (tp, tripy_frontend, tripy_trace, tripy_backend, tripy_flatir)
+)
 
 
 def _tripy_frames(error):

@@ -98,7 +98,7 @@ def broadcastable_shape(d: Draw, shape: Tuple[int, ...]) -> Tuple[int, ...]:
     """A shape that broadcasts with `shape` (sometimes one that does not, to check the error)."""
     if d.chance(4):
         return tuple(s + 2 for s in shape) or (2,)
-    tail = [1 if d.chance(30) else s for s in shape[len(shape) - d.int(0, len(shape)):]]
+    tail = [1 if d.chance(30) else s for s in shape[len(shape) - d.int(0, len(shape)) :]]
     lead = [d.choice((1, 2)) for _ in range(d.int(0, 1))] if len(shape) + 1 <= 4 else []
     return tuple(lead + tail)
 
@@ -108,6 +108,7 @@ def broadcastable_shape(d: Draw, shape: Tuple[int, ...]) -> Tuple[int, ...]:
 class Op:
     """One op: `draw` picks parameters (and may add inputs) for a value like `x`; `ref` computes the reference
     (raising Refuse where tripy must raise); `run` calls tripy."""
+
     draw: Callable[[Draw, np.ndarray, "Case"], Dict[str, Any]]
     ref: Callable[[np.ndarray, Dict[str, Any], List[np.ndarray]], np.ndarray]
     run: Callable[[Any, Dict[str, Any], Sequence[Any]], Any]
@@ -137,10 +138,17 @@ def _numpy(fn: Callable[[], Any]) -> np.ndarray:
         raise Refuse(f"NumPy raises {type(e).__name__}") from None
 
 
-UNARY = {"neg": (np.negative, lambda t: -t, FLOATS + INTS), "abs": (np.abs, tp.abs, FLOATS + INTS),
-         "exp": (np.exp, tp.exp, FLOATS), "tanh": (np.tanh, tp.tanh, FLOATS), "sqrt": (np.sqrt, tp.sqrt, FLOATS),
-         "log": (np.log, tp.log, FLOATS), "sin": (np.sin, tp.sin, FLOATS), "relu": (lambda a: np.maximum(a, 0).astype(a.dtype), tp.relu, FLOATS + INTS),
-         "invert": (np.invert, lambda t: ~t, INTS + ("bool",))}
+UNARY = {
+    "neg": (np.negative, lambda t: -t, FLOATS + INTS),
+    "abs": (np.abs, tp.abs, FLOATS + INTS),
+    "exp": (np.exp, tp.exp, FLOATS),
+    "tanh": (np.tanh, tp.tanh, FLOATS),
+    "sqrt": (np.sqrt, tp.sqrt, FLOATS),
+    "log": (np.log, tp.log, FLOATS),
+    "sin": (np.sin, tp.sin, FLOATS),
+    "relu": (lambda a: np.maximum(a, 0).astype(a.dtype), tp.relu, FLOATS + INTS),
+    "invert": (np.invert, lambda t: ~t, INTS + ("bool",)),
+}
 
 
 def _unary_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndarray:
@@ -150,12 +158,18 @@ def _unary_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndar
 
 
 BINARY: Dict[str, Tuple[Callable, Callable, Sequence[str]]] = {
-    "add": (np.add, lambda a, b: a + b, FLOATS + INTS), "sub": (np.subtract, lambda a, b: a - b, FLOATS + INTS),
-    "mul": (np.multiply, lambda a, b: a * b, FLOATS + INTS), "div": (np.true_divide, lambda a, b: a / b, FLOATS + INTS),
-    "floordiv": (np.floor_divide, lambda a, b: a // b, FLOATS + INTS), "mod": (np.mod, lambda a, b: a % b, FLOATS + INTS),
-    "maximum": (np.maximum, tp.maximum, FLOATS + INTS), "minimum": (np.minimum, tp.minimum, FLOATS + INTS),
-    "lt": (np.less, lambda a, b: a < b, DTYPES), "eq": (np.equal, lambda a, b: a == b, DTYPES),
-    "ge": (np.greater_equal, lambda a, b: a >= b, DTYPES), "and": (np.bitwise_and, lambda a, b: a & b, INTS + ("bool",)),
+    "add": (np.add, lambda a, b: a + b, FLOATS + INTS),
+    "sub": (np.subtract, lambda a, b: a - b, FLOATS + INTS),
+    "mul": (np.multiply, lambda a, b: a * b, FLOATS + INTS),
+    "div": (np.true_divide, lambda a, b: a / b, FLOATS + INTS),
+    "floordiv": (np.floor_divide, lambda a, b: a // b, FLOATS + INTS),
+    "mod": (np.mod, lambda a, b: a % b, FLOATS + INTS),
+    "maximum": (np.maximum, tp.maximum, FLOATS + INTS),
+    "minimum": (np.minimum, tp.minimum, FLOATS + INTS),
+    "lt": (np.less, lambda a, b: a < b, DTYPES),
+    "eq": (np.equal, lambda a, b: a == b, DTYPES),
+    "ge": (np.greater_equal, lambda a, b: a >= b, DTYPES),
+    "and": (np.bitwise_and, lambda a, b: a & b, INTS + ("bool",)),
     "xor": (np.bitwise_xor, lambda a, b: a ^ b, INTS + ("bool",)),
 }
 
@@ -166,7 +180,7 @@ def _binary_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
         if x.dtype.kind == "f":
             scalar: Any = d.choice((2.0, -0.5, 0.0, -0.0, math.inf, -math.inf, math.nan, 1e5))
         else:
-            scalar = d.choice((2, -3, 0, 1, -1, 2**31, -2**31 - 1, 2**63, True))
+            scalar = d.choice((2, -3, 0, 1, -1, 2**31, -(2**31) - 1, 2**63, True))
         return {"fn": fn, "scalar": scalar, "reflected": d.chance(30)}
     dtype = x.dtype.name if d.chance(92) else d.choice(DTYPES)
     idx = case.add_input(draw_array(d, broadcastable_shape(d, x.shape), dtype))
@@ -210,10 +224,17 @@ def _draw_dims(d: Draw, rank: int, many: bool = True) -> Any:
     return d.int(-rank - (1 if d.chance(3) else 0), rank - 1)  # sometimes out of range
 
 
-REDUCE = {"sum": (np.sum, tp.sum, FLOATS + INTS), "prod": (np.prod, tp.prod, FLOATS + INTS),
-          "max": (np.max, tp.max, FLOATS + INTS), "min": (np.min, tp.min, FLOATS + INTS),
-          "mean": (np.mean, tp.mean, FLOATS), "all": (np.all, tp.all, DTYPES), "any": (np.any, tp.any, DTYPES),
-          "argmax": (np.argmax, tp.argmax, FLOATS + INTS), "argmin": (np.argmin, tp.argmin, FLOATS + INTS)}
+REDUCE = {
+    "sum": (np.sum, tp.sum, FLOATS + INTS),
+    "prod": (np.prod, tp.prod, FLOATS + INTS),
+    "max": (np.max, tp.max, FLOATS + INTS),
+    "min": (np.min, tp.min, FLOATS + INTS),
+    "mean": (np.mean, tp.mean, FLOATS),
+    "all": (np.all, tp.all, DTYPES),
+    "any": (np.any, tp.any, DTYPES),
+    "argmax": (np.argmax, tp.argmax, FLOATS + INTS),
+    "argmin": (np.argmin, tp.argmin, FLOATS + INTS),
+}
 
 
 def _reduce_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
@@ -261,7 +282,11 @@ def _shape_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
     if kind == "transpose":
         return {"kind": kind, "a": d.int(-r, r - 1) if r else 0, "b": d.int(-r, r - 1) if r else 0}
     if kind == "flatten":
-        return {"kind": kind, "start": d.int(-r, r - 1) if r else 0, "end": -1 if d.chance(50) or not r else d.int(0, r - 1)}
+        return {
+            "kind": kind,
+            "start": d.int(-r, r - 1) if r else 0,
+            "end": -1 if d.chance(50) or not r else d.int(0, r - 1),
+        }
     if kind == "squeeze":
         ones = [i for i, s in enumerate(x.shape) if s == 1]
         return {"kind": kind, "dims": d.choice(ones) if ones and d.chance(90) else (d.int(-r, r - 1) if r else 0)}
@@ -293,7 +318,7 @@ def _shape_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndar
             return x.reshape(1)
         s, e = (int(_numpy(lambda: normalize_axis_index(d, r))) for d in (p["start"], p["end"]))
         _need(s <= e, "flatten with start_dim after end_dim")
-        return x.reshape(x.shape[:s] + (-1 if x.size else int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:])
+        return x.reshape(x.shape[:s] + (-1 if x.size else int(np.prod(x.shape[s : e + 1])),) + x.shape[e + 1 :])
     if kind == "squeeze":
         return _numpy(lambda: np.squeeze(x, p["dims"]) if x.ndim else _bad_dim(p["dims"]))
     if kind == "unsqueeze":
@@ -339,7 +364,7 @@ def _shape_run(t: Any, p: Dict[str, Any], _: Sequence[Any]) -> Any:
 
 def _slice_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
     items: List[Any] = []
-    for s in x.shape[:d.int(0, x.ndim)]:
+    for s in x.shape[: d.int(0, x.ndim)]:
         if d.chance(15) and s:
             items.append(d.int(-s, s - 1))
             continue
@@ -405,8 +430,8 @@ def _cast_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndarr
         info = np.iinfo(to)
         with np.errstate(all="ignore"):
             y = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=info.max, neginf=info.min))
-            out = np.where(y >= 2.0**(info.bits - 1), info.max, np.where(y < -2.0**(info.bits - 1), info.min, 0))
-            inside = (y < 2.0**(info.bits - 1)) & (y >= -2.0**(info.bits - 1))
+            out = np.where(y >= 2.0 ** (info.bits - 1), info.max, np.where(y < -(2.0 ** (info.bits - 1)), info.min, 0))
+            inside = (y < 2.0 ** (info.bits - 1)) & (y >= -(2.0 ** (info.bits - 1)))
             return np.where(inside, np.where(inside, y, 0).astype(to), out.astype(to))
     with np.errstate(all="ignore"):
         return x.astype(to)
@@ -415,7 +440,7 @@ def _cast_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.ndarr
 def _matmul_draw(d: Draw, x: np.ndarray, case: "Case") -> Dict[str, Any]:
     k = x.shape[-1] if x.ndim else 1
     if x.ndim >= 2 and d.chance(85):
-        batch = [1 if d.chance(30) else s for s in x.shape[:-2][len(x.shape[:-2]) - d.int(0, x.ndim - 2):]]
+        batch = [1 if d.chance(30) else s for s in x.shape[:-2][len(x.shape[:-2]) - d.int(0, x.ndim - 2) :]]
         shape = tuple(batch) + (k if d.chance(95) else k + 1, d.int(0, 3))
     else:
         shape = (k,) if d.chance(50) else (k, d.int(0, 3))
@@ -441,6 +466,7 @@ def _softmax_ref(x: np.ndarray, p: Dict[str, Any], _: List[np.ndarray]) -> np.nd
             return np.exp(x - x) / np.exp(x - x)
         e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
         return e / np.sum(e, axis=axis, keepdims=True)
+
     return _numpy(softmax).astype(x.dtype)
 
 
@@ -479,10 +505,15 @@ OPS: Dict[str, Op] = {
     "slice": Op(_slice_draw, _slice_ref, lambda t, p, _: t[_index(p["items"])]),
     "join": Op(_join_draw, _join_ref, _join_run),
     "where": Op(_where_draw, _where_ref, _where_run),
-    "cast": Op(lambda d, x, c: {"dtype": d.choice(DTYPES)}, _cast_ref, lambda t, p, _: tp.cast(t, TP_DTYPES[p["dtype"]])),
+    "cast": Op(
+        lambda d, x, c: {"dtype": d.choice(DTYPES)}, _cast_ref, lambda t, p, _: tp.cast(t, TP_DTYPES[p["dtype"]])
+    ),
     "matmul": Op(_matmul_draw, _matmul_ref, lambda t, p, inputs: t @ inputs[p["input"]]),
-    "softmax": Op(lambda d, x, c: {"dim": None if d.chance(20) or not x.ndim else d.int(-x.ndim, x.ndim - 1)},
-                  _softmax_ref, lambda t, p, _: tp.softmax(t, dim=p["dim"])),
+    "softmax": Op(
+        lambda d, x, c: {"dim": None if d.chance(20) or not x.ndim else d.int(-x.ndim, x.ndim - 1)},
+        _softmax_ref,
+        lambda t, p, _: tp.softmax(t, dim=p["dim"]),
+    ),
 }
 
 
@@ -521,8 +552,9 @@ def _wide(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float64) if a.dtype.kind == "f" else a
 
 
-def _step(name: str, params: Dict[str, Any], x: np.ndarray, wide: np.ndarray,
-          inputs: List[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+def _step(
+    name: str, params: Dict[str, Any], x: np.ndarray, wide: np.ndarray, inputs: List[np.ndarray]
+) -> Tuple[np.ndarray, np.ndarray]:
     """One step of the reference, twice: in the inputs' dtypes (as NumPy computes), and with floats computed in
     float64 and rounded to the result dtype after each op (as a compiler that keeps more precision inside an op)."""
     op = OPS[name]
@@ -551,6 +583,7 @@ def program(case: Case) -> Callable[..., Any]:
         for name, params in case.steps:
             t = OPS[name].run(t, params, tensors)
         return t
+
     return fn
 
 
@@ -614,7 +647,10 @@ def close(got: np.ndarray, want: np.ndarray, rtol: Optional[float] = None) -> Op
     if want.dtype.kind != "f":
         return None if np.array_equal(got, want) else f"values differ: got {got.tolist()}, expected {want.tolist()}"
     g, w = got.astype(np.float64), want.astype(np.float64)
-    if not (np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(np.where(np.isinf(w), w, 0), np.where(np.isinf(g), g, 0))):
+    if not (
+        np.array_equal(np.isnan(g), np.isnan(w))
+        and np.array_equal(np.where(np.isinf(w), w, 0), np.where(np.isinf(g), g, 0))
+    ):
         return f"NaN/inf differ: got {got.tolist()}, expected {want.tolist()}"
     finite = np.isfinite(w)
     rtol = rtol or TOLERANCE[want.dtype.name]
@@ -626,7 +662,8 @@ def close(got: np.ndarray, want: np.ndarray, rtol: Optional[float] = None) -> Op
 
 def _passes_float16(case: Case) -> bool:
     return any(a.dtype == np.float16 for a in case.inputs) or any(
-        params.get("dtype") == "float16" for _, params in case.steps)
+        params.get("dtype") == "float16" for _, params in case.steps
+    )
 
 
 def check(case: Case, mode: str) -> Tuple[str, str]:
@@ -639,6 +676,7 @@ def check(case: Case, mode: str) -> Tuple[str, str]:
         nonlocal exe
         got, exe = run_tripy(case, mode)
         return got
+
     outcome, what = _judge(case, mode, first)
     if mode != "dynamic" or outcome != "match" or exe is None:
         return outcome, what
@@ -666,7 +704,11 @@ def _judge(case: Case, mode: str, run: Callable[[], np.ndarray]) -> Tuple[str, s
         if __file__ not in text:
             return "bad-report", f"the report does not name the user's line: {text[:400]}"
         if expected is None:
-            return "bad-refusal", "refused a valid program: " + " ".join(line.strip() for line in text.splitlines() if line.strip() and line.lstrip()[:1] not in "|-^" and not line.lstrip()[:1].isdigit())[:500]
+            return "bad-refusal", "refused a valid program: " + " ".join(
+                line.strip()
+                for line in text.splitlines()
+                if line.strip() and line.lstrip()[:1] not in "|-^" and not line.lstrip()[:1].isdigit()
+            )[:500]
         return "refusal", expected
     except Exception as e:  # noqa: BLE001 - the point is to catch what should have been a TripyException
         return "raw", f"{type(e).__name__}: {str(e)[:400]}"

@@ -15,8 +15,15 @@ import chains  # noqa: E402
 CI_PHASES = [Phase.explicit, Phase.reuse, Phase.generate]
 
 
-@settings(max_examples=120, derandomize=True, deadline=None, database=None, print_blob=True, phases=CI_PHASES,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    phases=CI_PHASES,
+    suppress_health_check=list(HealthCheck),
+)
 @given(st.data())
 def test_random_op_chains_match_numpy(data):
     case = chains.draw_case(chains.Draw(lambda lo, hi: data.draw(st.integers(lo, hi))))

@@ -15,6 +15,8 @@ def pytest_collectreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     if _skipped:
-        print(f"\nTRIPY_REQUIRE_IMPORTER_TESTS=1, but these importer tests were skipped (run scripts/importer-deps): "
-              f"{', '.join(_skipped)}")
+        print(
+            f"\nTRIPY_REQUIRE_IMPORTER_TESTS=1, but these importer tests were skipped (run scripts/importer-deps): "
+            f"{', '.join(_skipped)}"
+        )
         session.exitstatus = 1

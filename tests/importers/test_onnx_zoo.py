@@ -35,10 +35,17 @@ TEXT_SIZES = [(1, 4), (2, 6), (2, 8)]
 IMAGE_DIMS = {"batch": (1, 2, 4)}
 IMAGE_SIZES = [1, 3, 4]
 VOCAB = 99
-_TEXT = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
-             max_position_embeddings=64)
-_VISION = dict(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-               intermediate_size=37)
+_TEXT = dict(
+    vocab_size=VOCAB,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=37,
+    max_position_embeddings=64,
+)
+_VISION = dict(
+    image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37
+)
 
 
 class _Hidden(torch.nn.Module):
@@ -58,34 +65,66 @@ def _hf(config, model, **kw):
 
 def _cnn():
     return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(8, 16, 3, stride=2, groups=2), torch.nn.Hardswish(), torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten(), torch.nn.Linear(16, 10), torch.nn.LogSoftmax(dim=-1))
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 16, 3, stride=2, groups=2),
+        torch.nn.Hardswish(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(16, 10),
+        torch.nn.LogSoftmax(dim=-1),
+    )
 
 
 def _mlp():
-    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64),
-                               torch.nn.Linear(64, 16), torch.nn.Sigmoid())
+    return torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64), torch.nn.Linear(64, 16), torch.nn.Sigmoid()
+    )
 
 
 # name -> (a builder of the torch module, "text" (int64 token ids [batch, seq]), "image" ([batch, 3, 32, 32]) or
 # "vector" ([batch, 32]))
 MODELS = {
     "bert": (lambda: _hf("BertConfig", "BertModel", **_TEXT), "text"),
-    "distilbert": (lambda: _hf("DistilBertConfig", "DistilBertModel", vocab_size=VOCAB, dim=32, n_layers=2,
-                               n_heads=4, hidden_dim=37, max_position_embeddings=64), "text"),
+    "distilbert": (
+        lambda: _hf(
+            "DistilBertConfig",
+            "DistilBertModel",
+            vocab_size=VOCAB,
+            dim=32,
+            n_layers=2,
+            n_heads=4,
+            hidden_dim=37,
+            max_position_embeddings=64,
+        ),
+        "text",
+    ),
     "roberta": (lambda: _hf("RobertaConfig", "RobertaModel", **_TEXT), "text"),
-    "gpt2": (lambda: _hf("GPT2Config", "GPT2Model", vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4,
-                         n_positions=64, use_cache=False), "text"),
+    "gpt2": (
+        lambda: _hf(
+            "GPT2Config", "GPT2Model", vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False
+        ),
+        "text",
+    ),
     "llama": (lambda: _hf("LlamaConfig", "LlamaModel", num_key_value_heads=2, use_cache=False, **_TEXT), "text"),
     "qwen2": (lambda: _hf("Qwen2Config", "Qwen2Model", num_key_value_heads=2, use_cache=False, **_TEXT), "text"),
     "vit": (lambda: _hf("ViTConfig", "ViTModel", **_VISION), "image"),
-    "resnet": (lambda: _hf("ResNetConfig", "ResNetModel", embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1],
-                           layer_type="basic"), "image"),
-    "convnext": (lambda: _hf("ConvNextConfig", "ConvNextModel", hidden_sizes=[16, 32], depths=[1, 1],
-                             num_stages=2), "image"),
-    "mobilenetv2": (lambda: _hf("MobileNetV2Config", "MobileNetV2Model", depth_multiplier=0.35, image_size=32),
-                    "image"),
+    "resnet": (
+        lambda: _hf(
+            "ResNetConfig", "ResNetModel", embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"
+        ),
+        "image",
+    ),
+    "convnext": (
+        lambda: _hf("ConvNextConfig", "ConvNextModel", hidden_sizes=[16, 32], depths=[1, 1], num_stages=2),
+        "image",
+    ),
+    "mobilenetv2": (
+        lambda: _hf("MobileNetV2Config", "MobileNetV2Model", depth_multiplier=0.35, image_size=32),
+        "image",
+    ),
     "cnn": (_cnn, "image"),
     "mlp": (_mlp, "vector"),
 }
@@ -183,18 +222,27 @@ def test_zoo_loads_in_a_new_process_without_compiling(root):
         pytest.skip("runs after every zoo model's test has passed")
     jobs = [(name, record["calls"]) for name, record in RECORDS.items()]
     env = dict(os.environ, TRIPY_CACHE_DIR="")  # (the persistent cache off: nothing could come from it)
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, str(root), json.dumps(jobs)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_CALL, str(root), json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     counts = json.loads(proc.stdout.splitlines()[-1])
     assert counts == {name: LOAD_COMPILES.get(name, 0) for name in RECORDS}, counts
     lines = ["model        import  eager err  compile s  calls: 0 compiles  after load (new process)"]
     for name, record in RECORDS.items():
-        loaded = [_error(np.load(root / f"{name}-out{i}.npy"), np.load(root / f"{name}-ref{i}.npy"))
-                  for i in range(record["calls"])]
+        loaded = [
+            _error(np.load(root / f"{name}-out{i}.npy"), np.load(root / f"{name}-ref{i}.npy"))
+            for i in range(record["calls"])
+        ]
         assert max(loaded) <= 1e-3, (name, loaded)
-        lines.append(f"{name:<12} ok      {record['eager']:.1e}    {record['seconds']:>6.1f}     "
-                     f"yes ({record['calls']} sizes)      {counts[name]} compiles (max err {max(loaded):.1e})")
+        lines.append(
+            f"{name:<12} ok      {record['eager']:.1e}    {record['seconds']:>6.1f}     "
+            f"yes ({record['calls']} sizes)      {counts[name]} compiles (max err {max(loaded):.1e})"
+        )
     print("\n" + "\n".join(lines))
 
 
@@ -208,10 +256,15 @@ def _vector(name, dims):
 
 
 def test_unsupported_operators_are_reported_by_type_and_node_name_all_at_once():
-    model = _tiny_model([onnx.helper.make_node("Relu", ["x"], ["a"], name="first_relu"),
-                         onnx.helper.make_node("Einsum", ["a", "a"], ["b"], name="my_einsum", equation="i,i->i"),
-                         onnx.helper.make_node("Erfinv", ["b"], ["y"], name="strange_op", domain="com.example")],
-                        [_vector("x", ["n"])], [_vector("y", ["n"])])
+    model = _tiny_model(
+        [
+            onnx.helper.make_node("Relu", ["x"], ["a"], name="first_relu"),
+            onnx.helper.make_node("Einsum", ["a", "a"], ["b"], name="my_einsum", equation="i,i->i"),
+            onnx.helper.make_node("Erfinv", ["b"], ["y"], name="strange_op", domain="com.example"),
+        ],
+        [_vector("x", ["n"])],
+        [_vector("y", ["n"])],
+    )
     with pytest.raises(tp.TripyException) as e:
         from_onnx(model)
     message = str(e.value)
@@ -221,8 +274,11 @@ def test_unsupported_operators_are_reported_by_type_and_node_name_all_at_once():
 
 
 def test_a_symbolic_dim_missing_from_dims_gets_the_default_range_and_a_log_line():
-    model = _tiny_model([onnx.helper.make_node("Add", ["x", "y"], ["z"], name="add")],
-                        [_vector("x", ["n", 3]), _vector("y", ["n", 3])], [_vector("z", ["n", 3])])
+    model = _tiny_model(
+        [onnx.helper.make_node("Add", ["x", "y"], ["z"], name="add")],
+        [_vector("x", ["n", 3]), _vector("y", ["n", 3])],
+        [_vector("z", ["n", 3])],
+    )
     old, tp.logger.stream = tp.logger.stream, io.StringIO()
     try:
         with tp.logger.use_verbosity("info"):
@@ -238,8 +294,11 @@ def test_a_symbolic_dim_missing_from_dims_gets_the_default_range_and_a_log_line(
 
 
 def test_dims_with_a_name_the_model_does_not_use_is_a_tripy_error():
-    model = _tiny_model([onnx.helper.make_node("Relu", ["x"], ["y"], name="relu")],
-                        [_vector("x", ["batch", 4])], [_vector("y", ["batch", 4])])
+    model = _tiny_model(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [_vector("x", ["batch", 4])],
+        [_vector("y", ["batch", 4])],
+    )
     with pytest.raises(tp.TripyException, match=r"dims names \['bach'\].*\n?.*batch"):
         from_onnx(model, dims={"bach": (1, 2, 8)})
     m = from_onnx(model, dims={"batch": (1, 2, 8)})

@@ -55,9 +55,11 @@ def test_matches_pytorch(mode):
 
 
 def test_input_infos_keep_dim_names_bounds_and_equalities():
-    imported = tp.from_torch(_block(), args=(torch.randn(3, 4), torch.randn(3, 5)),
-                             dynamic_shapes=({0: Dim("batch", min=1, max=16)}, {0: Dim("batch", min=1, max=16),
-                                                                              1: Dim("cols", max=32)}))
+    imported = tp.from_torch(
+        _block(),
+        args=(torch.randn(3, 4), torch.randn(3, 5)),
+        dynamic_shapes=({0: Dim("batch", min=1, max=16)}, {0: Dim("batch", min=1, max=16), 1: Dim("cols", max=32)}),
+    )
     x_info, y_info = imported.input_infos
     assert imported.input_names == ("x", "y")
     assert x_info.dimension_names == {0: "batch"} and y_info.dimension_names == {0: "batch", 1: "cols"}
@@ -71,8 +73,9 @@ def test_an_unbounded_dim_gets_the_default_range_and_says_so():
     old = tp.logger.stream
     tp.logger.stream = out
     try:
-        imported = tp.from_torch(export(_block(), (torch.randn(3, 4), torch.randn(3, 3)),
-                                        dynamic_shapes=({0: Dim("b")}, {0: Dim("b")})))
+        imported = tp.from_torch(
+            export(_block(), (torch.randn(3, 4), torch.randn(3, 3)), dynamic_shapes=({0: Dim("b")}, {0: Dim("b")}))
+        )
     finally:
         tp.logger.stream = old
     bounds = imported.input_infos[0].shape_bounds

@@ -80,8 +80,10 @@ def test_model(name, saved):
 
     path = saved["dir"] / f"{name}.tpexe"
     exe.save(str(path))
-    np.savez(saved["dir"] / f"{name}.npz", **{f"{size}/in{i}": x for size, (xs, _) in calls.items()
-                                                for i, x in enumerate(xs)})
+    np.savez(
+        saved["dir"] / f"{name}.npz",
+        **{f"{size}/in{i}": x for size, (xs, _) in calls.items() for i, x in enumerate(xs)},
+    )
     saved["models"][name] = (str(path), calls)
     print(f"\nzoo {name}: import {imported_s:.1f} s, {len(imported.ops)} ops, compile {compile_s:.1f} s")
 
@@ -112,8 +114,13 @@ def test_saved_models_load_in_a_new_process_without_compiling(saved):
         pytest.skip("no model of the zoo was saved (their tests did not run or failed)")
     jobs = [(name, path, list(calls)) for name, (path, calls) in saved["models"].items()]
     env = dict(os.environ, TRIPY_CACHE_DIR="")  # (the persistent cache off: nothing could come from it)
-    proc = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, json.dumps(jobs), str(saved["dir"])],
-                          capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_CALL, json.dumps(jobs), str(saved["dir"])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = json.loads(proc.stdout.splitlines()[-1])
     assert counts == {name: [0, 0] for name in saved["models"]}  # (at load, during the calls)

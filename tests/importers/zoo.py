@@ -14,8 +14,9 @@ import numpy as np
 VOCAB = 512
 TEXT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=VOCAB)
 DECODER = dict(TEXT, num_key_value_heads=2, use_cache=False)
-IMAGE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
-             patch_size=8)
+IMAGE = dict(
+    hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32, patch_size=8
+)
 
 
 @dataclass
@@ -68,36 +69,54 @@ CONVNET = dict(num_channels=3, embedding_size=16, hidden_sizes=[16, 32], depths=
 TORCH_ZOO: Dict[str, Case] = {
     # encoders
     "bert": Case(_hf("BertConfig", "BertModel", **TEXT), "text"),
-    "distilbert": Case(_hf("DistilBertConfig", "DistilBertModel", dim=32, n_layers=2, n_heads=4, hidden_dim=64,
-                           vocab_size=VOCAB), "text"),
+    "distilbert": Case(
+        _hf("DistilBertConfig", "DistilBertModel", dim=32, n_layers=2, n_heads=4, hidden_dim=64, vocab_size=VOCAB),
+        "text",
+    ),
     "roberta": Case(_hf("RobertaConfig", "RobertaModel", **TEXT), "text"),
     "albert": Case(_hf("AlbertConfig", "AlbertModel", embedding_size=16, **TEXT), "text"),
     "electra": Case(_hf("ElectraConfig", "ElectraModel", embedding_size=16, **TEXT), "text"),
     "bert_classifier": Case(_hf("BertConfig", "BertForSequenceClassification", num_labels=3, **TEXT), "text"),
     # decoders
-    "gpt2": Case(_hf("GPT2Config", "GPT2LMHeadModel", n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB,
-                     use_cache=False), "text", dynamic_batch=False),
+    "gpt2": Case(
+        _hf("GPT2Config", "GPT2LMHeadModel", n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, use_cache=False),
+        "text",
+        dynamic_batch=False,
+    ),
     "llama": Case(_hf("LlamaConfig", "LlamaForCausalLM", **DECODER), "text", dynamic_batch=False),
     "mistral": Case(_hf("MistralConfig", "MistralModel", **DECODER), "text", dynamic_batch=False),
     "qwen2": Case(_hf("Qwen2Config", "Qwen2Model", **DECODER), "text", dynamic_batch=False),
-    "opt": Case(_hf("OPTConfig", "OPTModel", hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                    ffn_dim=64, word_embed_proj_dim=32, vocab_size=VOCAB, use_cache=False), "text",
-                  dynamic_batch=False),
+    "opt": Case(
+        _hf(
+            "OPTConfig",
+            "OPTModel",
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            ffn_dim=64,
+            word_embed_proj_dim=32,
+            vocab_size=VOCAB,
+            use_cache=False,
+        ),
+        "text",
+        dynamic_batch=False,
+    ),
     "phi": Case(_hf("PhiConfig", "PhiModel", **DECODER), "text", dynamic_batch=False),
-    "gemma": Case(_hf("GemmaConfig", "GemmaModel", head_dim=8, **DECODER), "text",
-                   dynamic_batch=False),
+    "gemma": Case(_hf("GemmaConfig", "GemmaModel", head_dim=8, **DECODER), "text", dynamic_batch=False),
     # vision transformers
     "vit": Case(_hf("ViTConfig", "ViTModel", **IMAGE), "image"),
     "deit": Case(_hf("DeiTConfig", "DeiTModel", **IMAGE), "image"),
     "vit_classifier": Case(_hf("ViTConfig", "ViTForImageClassification", num_labels=5, **IMAGE), "image"),
     # convnets
     "resnet": Case(_hf("ResNetConfig", "ResNetModel", **CONVNET), "image"),
-    "convnext": Case(_hf("ConvNextConfig", "ConvNextModel", hidden_sizes=[16, 32], depths=[1, 1],
-                         num_stages=2), "image"),
-    "regnet": Case(_hf("RegNetConfig", "RegNetModel", embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1],
-                       groups_width=8), "image"),
-    "mobilenet_v2": Case(_hf("MobileNetV2Config", "MobileNetV2Model", depth_multiplier=0.35, image_size=32),
-                         "image"),
+    "convnext": Case(
+        _hf("ConvNextConfig", "ConvNextModel", hidden_sizes=[16, 32], depths=[1, 1], num_stages=2), "image"
+    ),
+    "regnet": Case(
+        _hf("RegNetConfig", "RegNetModel", embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], groups_width=8),
+        "image",
+    ),
+    "mobilenet_v2": Case(_hf("MobileNetV2Config", "MobileNetV2Model", depth_multiplier=0.35, image_size=32), "image"),
     # timm
     "timm_resnet18": Case(_timm("resnet18", num_classes=10), "image"),
     "timm_efficientnet_b0": Case(_timm("efficientnet_b0", num_classes=10), "image"),

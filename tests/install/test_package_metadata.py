@@ -12,9 +12,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = {"tripy-flatir": "tripy_flatir", "tripy-trace": "tripy_trace", "tripy-backend": "tripy_backend",
-           "tripy-frontend": "tripy_frontend", "tripy-importers": "tripy_importers", "tripy-inference": "tripy",
-           "tripy-serve": "tripy_serve"}
+MODULES = {
+    "tripy-flatir": "tripy_flatir",
+    "tripy-trace": "tripy_trace",
+    "tripy-backend": "tripy_backend",
+    "tripy-frontend": "tripy_frontend",
+    "tripy-importers": "tripy_importers",
+    "tripy-inference": "tripy",
+    "tripy-serve": "tripy_serve",
+}
 PROJECTS = {tomllib.loads(p.read_text())["project"]["name"]: p.parent for p in ROOT.glob("packages/*/pyproject.toml")}
 
 
@@ -42,9 +48,15 @@ def test_readme_example_runs(name, tmp_path):
     (code,) = re.findall(r"```python\n(.*?)```", readme, re.S)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    expected = {"tripy-flatir": "stablehlo.tanh", "tripy-trace": "stablehlo.tanh", "tripy-backend": "XLA:CPU",
-                "tripy-frontend": "[3., 3.]", "tripy-importers": "0.weight", "tripy-inference": "[8., 8.]",
-                "tripy-serve": "'datatype': 'FP32'"}[name]
+    expected = {
+        "tripy-flatir": "stablehlo.tanh",
+        "tripy-trace": "stablehlo.tanh",
+        "tripy-backend": "XLA:CPU",
+        "tripy-frontend": "[3., 3.]",
+        "tripy-importers": "0.weight",
+        "tripy-inference": "[8., 8.]",
+        "tripy-serve": "'datatype': 'FP32'",
+    }[name]
     assert expected in result.stdout
 
 
@@ -54,10 +66,18 @@ _OLD_NAME = re.compile(r"(pip install\s+['\"]?tripy(?![-\w`])|--package\s+tripy(
 
 
 def test_no_install_hint_names_pypi_tripy():
-    files = [*ROOT.glob("packages/*/src/**/*.py"), *ROOT.glob("docs/**/*.rst"), *ROOT.glob("docs/*.md"),
-             *ROOT.glob("packages/*/README.md"), ROOT / "README.md", *ROOT.glob("scripts/*.py"), *ROOT.glob(".ci/*")]
-    offenders = [f"{path.relative_to(ROOT)}: {m.group(0)}" for path in files
-                 for m in _OLD_NAME.finditer(path.read_text())]
+    files = [
+        *ROOT.glob("packages/*/src/**/*.py"),
+        *ROOT.glob("docs/**/*.rst"),
+        *ROOT.glob("docs/*.md"),
+        *ROOT.glob("packages/*/README.md"),
+        ROOT / "README.md",
+        *ROOT.glob("scripts/*.py"),
+        *ROOT.glob(".ci/*"),
+    ]
+    offenders = [
+        f"{path.relative_to(ROOT)}: {m.group(0)}" for path in files for m in _OLD_NAME.finditer(path.read_text())
+    ]
     assert offenders == []
     assert _OLD_NAME.search("raise ... pip install 'tripy[tensorrt]'") and _OLD_NAME.search("uv build --package tripy ")
 

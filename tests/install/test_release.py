@@ -29,12 +29,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference",
-            "tripy-serve"]
+PACKAGES = [
+    "tripy-flatir",
+    "tripy-trace",
+    "tripy-backend",
+    "tripy-frontend",
+    "tripy-importers",
+    "tripy-inference",
+    "tripy-serve",
+]
 THIRD_PARTY = ["jax", "jaxlib", "numpy", "ml_dtypes", "pytest"]
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("uv") is None or shutil.which("git") is None, reason="needs uv and git")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("uv") is None or shutil.which("git") is None, reason="needs uv and git"),
+]
 
 
 def _run(args, cwd, env=None) -> str:
@@ -50,8 +59,13 @@ def _snapshot(dest: Path) -> Path:
         if (ROOT / name).is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, dest / name)
-    for args in (["init", "-q", "-b", "main"], ["config", "user.name", "tripy release test"],
-                 ["config", "user.email", "release-test@localhost"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "tripy release test"],
+        ["config", "user.email", "release-test@localhost"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "snapshot"],
+    ):
         _run(["git", *args], dest)
     return dest
 
@@ -64,8 +78,26 @@ def index(tmp_path_factory):
         port = s.getsockname()[1]
     store = tmp_path_factory.mktemp("index")
     log = open(store.parent / "pypiserver.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(port),
-                               "-a", ".", "-P", ".", "--disable-fallback", str(store)], stdout=log, stderr=log)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pypiserver",
+            "run",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-a",
+            ".",
+            "-P",
+            ".",
+            "--disable-fallback",
+            str(store),
+        ],
+        stdout=log,
+        stderr=log,
+    )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 30
     while True:
@@ -92,8 +124,11 @@ def released(tmp_path_factory, index):
 
 def _release(repo: Path, index: str, package: str, bump: str) -> str:
     env = dict(os.environ, UV_PUBLISH_USERNAME="tripy", UV_PUBLISH_PASSWORD="unused")
-    return _run([sys.executable, repo / "scripts" / "release.py", package, bump, "--root", repo, "--index-url", index],
-                repo, env)
+    return _run(
+        [sys.executable, repo / "scripts" / "release.py", package, bump, "--root", repo, "--index-url", index],
+        repo,
+        env,
+    )
 
 
 def _venv(path: Path) -> Path:
@@ -132,12 +167,25 @@ def test_install_from_index_then_release_one_layer_alone(released, index, tmp_pa
     after = _installed(python)
     changed = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}
     assert changed == {"tripy-flatir": ("0.1.0", "0.1.1")}
-    where = _run([python, "-c", "import tripy, tripy_flatir; print(tripy_flatir.__version__, tripy_flatir.__file__)"],
-                 tmp_path)
+    where = _run(
+        [python, "-c", "import tripy, tripy_flatir; print(tripy_flatir.__version__, tripy_flatir.__file__)"], tmp_path
+    )
     assert where.startswith("0.1.1 ") and str(tmp_path / "venv") in where
     # The mix (flatir 0.1.1, the rest 0.1.0) against the snapshot's tests of the layer and its users.
-    _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/flatir", "tests/trace",
-          "tests/e2e/test_foundation_ops.py"], released)
+    _run(
+        [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/flatir",
+            "tests/trace",
+            "tests/e2e/test_foundation_ops.py",
+        ],
+        released,
+    )
 
 
 def test_version_skew_names_the_wrong_range(released, tmp_path):

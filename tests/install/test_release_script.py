@@ -18,10 +18,16 @@ sys.modules[_spec.name] = release
 _spec.loader.exec_module(release)
 
 
-@pytest.mark.parametrize("version, bump, expected", [
-    ("0.1.0", "patch", "0.1.1"), ("0.1.3", "minor", "0.2.0"), ("0.4.2", "major", "1.0.0"), ("1.2.3", "minor", "1.3.0"),
-    ("2.0.1", "as-is", "2.0.1"),
-])
+@pytest.mark.parametrize(
+    "version, bump, expected",
+    [
+        ("0.1.0", "patch", "0.1.1"),
+        ("0.1.3", "minor", "0.2.0"),
+        ("0.4.2", "major", "1.0.0"),
+        ("1.2.3", "minor", "1.3.0"),
+        ("2.0.1", "as-is", "2.0.1"),
+    ],
+)
 def test_bumps(version, bump, expected):
     assert release.bumped(Version(version), bump) == Version(expected)
 
@@ -35,10 +41,16 @@ def _workspace(root: Path) -> Path:
     for name, deps in [("low", []), ("mid", ["low>=0.1,<0.2", "numpy>=1.24"]), ("top", ["mid>=0.1,<0.2"])]:
         (root / "packages" / name).mkdir(parents=True)
         (root / "packages" / name / "pyproject.toml").write_text(
-            f'[project]\nname = "{name}"\nversion = "0.1.0"\ndependencies = {deps!r}\n'.replace("'", '"'))
+            f'[project]\nname = "{name}"\nversion = "0.1.0"\ndependencies = {deps!r}\n'.replace("'", '"')
+        )
         (root / "packages" / name / "CHANGELOG.md").write_text(f"# Changelog: {name}\n\n## 0.1.0\n\n- First.\n")
-    for args in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@localhost"],
-                 ["add", "-A"], ["commit", "-q", "-m", "start"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.name", "t"],
+        ["config", "user.email", "t@localhost"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "start"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True)
     return root
 
@@ -46,10 +58,13 @@ def _workspace(root: Path) -> Path:
 def test_dependents_ranges_are_checked_and_updated(tmp_path):
     root = _workspace(tmp_path)
     assert release.check_dependents("low", Version("0.1.5"), root) == [
-        "mid: its range 'low>=0.1,<0.2' admits low 0.1.5"]
+        "mid: its range 'low>=0.1,<0.2' admits low 0.1.5"
+    ]
     report = release.check_dependents("low", Version("0.2.0"), root)
-    assert report == ["mid: its range 'low>=0.1,<0.2' does NOT admit low 0.2.0: updated to 'low>=0.2,<0.3'; "
-                      "release mid too, or its users cannot get low 0.2.0"]
+    assert report == [
+        "mid: its range 'low>=0.1,<0.2' does NOT admit low 0.2.0: updated to 'low>=0.2,<0.3'; "
+        "release mid too, or its users cannot get low 0.2.0"
+    ]
     assert '"low>=0.2,<0.3", "numpy>=1.24"' in (root / "packages" / "mid" / "pyproject.toml").read_text()
 
 
@@ -57,8 +72,9 @@ def test_changelog_entry_goes_on_top_once(tmp_path):
     changelog = tmp_path / "CHANGELOG.md"
     changelog.write_text("# Changelog: low\n\nintro\n\n## 0.1.0\n\n- First.\n")
     assert release.add_changelog_entry(changelog, Version("0.1.1"), ["Fix a thing", "Fix another"])
-    assert changelog.read_text() == ("# Changelog: low\n\nintro\n\n## 0.1.1\n\n- Fix a thing\n- Fix another\n\n"
-                                     "## 0.1.0\n\n- First.\n")
+    assert changelog.read_text() == (
+        "# Changelog: low\n\nintro\n\n## 0.1.1\n\n- Fix a thing\n- Fix another\n\n## 0.1.0\n\n- First.\n"
+    )
     assert not release.add_changelog_entry(changelog, Version("0.1.1"), ["again"])
 
 
@@ -103,8 +119,10 @@ def test_skew_picks_the_newest_release_the_ranges_admit(tmp_path):
     assert skew.below("top", names) == ["low", "mid"]
     chosen, notes = skew.choose("top", names, root)
     assert chosen == {"low": Version("0.1.3"), "mid": None}
-    assert notes == ["low: 0.1.3 (tag low-v0.1.3), admitted by mid: low<0.2,>=0.1",
-                     "mid: no release tagged yet; taken from HEAD"]
+    assert notes == [
+        "low: 0.1.3 (tag low-v0.1.3), admitted by mid: low<0.2,>=0.1",
+        "mid: no release tagged yet; taken from HEAD",
+    ]
 
 
 def test_skew_without_tags_says_so(tmp_path, capsys):

@@ -19,8 +19,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["tripy-flatir", "tripy-trace", "tripy-backend", "tripy-frontend", "tripy-importers", "tripy-inference",
-            "tripy-serve"]
+PACKAGES = [
+    "tripy-flatir",
+    "tripy-trace",
+    "tripy-backend",
+    "tripy-frontend",
+    "tripy-importers",
+    "tripy-inference",
+    "tripy-serve",
+]
 
 _spec = importlib.util.spec_from_file_location("tripy_docs_code_blocks", ROOT / "docs" / "_ext" / "code_blocks.py")
 assert _spec is not None and _spec.loader is not None
@@ -36,8 +43,9 @@ def wheels(tmp_path_factory):
         pytest.skip("uv is not on PATH (it builds the wheels)")
     dist = tmp_path_factory.mktemp("dist")
     for package in PACKAGES:
-        subprocess.run([uv, "build", "--package", package, "--wheel", "-o", str(dist)], cwd=ROOT, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [uv, "build", "--package", package, "--wheel", "-o", str(dist)], cwd=ROOT, check=True, capture_output=True
+        )
     built = {p.name.split("-")[0]: p for p in dist.glob("*.whl")}
     assert sorted(built) == sorted(p.replace("-", "_") for p in PACKAGES)
     return built
@@ -46,8 +54,9 @@ def wheels(tmp_path_factory):
 def _fresh_venv(path: Path, wheels: list) -> Path:
     venv.create(path, with_pip=True)
     python = path / "bin" / "python"
-    result = subprocess.run([str(python), "-m", "pip", "install", "-q", *map(str, wheels)], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", *map(str, wheels)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return python
 
@@ -65,12 +74,14 @@ def test_five_wheels_run_the_quickstart(wheels, tmp_path):
     # Run from a directory outside the repository, so only the installed wheels can be imported.
     out = _run(python, [str(ROOT / "examples" / "quickstart.py")], cwd=tmp_path)
     assert "stablehlo.tanh" in out and "y = [[" in out and "cached re-eval" in out and "reused for 3 inputs" in out
-    where = _run(python, ["-c", "import tripy, tripy_backend; print(tripy.__file__, tripy_backend.__file__)"],
-                 cwd=tmp_path)
+    where = _run(
+        python, ["-c", "import tripy, tripy_backend; print(tripy.__file__, tripy_backend.__file__)"], cwd=tmp_path
+    )
     assert str(ROOT) not in where
     # The `tripy` console script comes with the wheel; without the `serve` extra it says how to get it.
-    serve = subprocess.run([str(python.parent / "tripy"), "serve", "model.tpexe"], capture_output=True, text=True,
-                           cwd=tmp_path)
+    serve = subprocess.run(
+        [str(python.parent / "tripy"), "serve", "model.tpexe"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert serve.returncode == 1 and "pip install 'tripy-inference[serve]'" in serve.stderr, serve.stderr
 
 
@@ -82,8 +93,10 @@ def test_flatir_wheel_alone_builds_stablehlo(wheels, tmp_path):
     # and the example of the package's own README (its PyPI description)
     readme = (ROOT / "packages" / "tripy-flatir" / "README.md").read_text()
     program += "\n" + readme.split("```python\n", 1)[1].split("```", 1)[0]
-    check = ("import importlib.util\n"
-             "assert [m for m in ('tripy', 'tripy_frontend', 'tripy_trace', 'tripy_backend')\n"
-             "        if importlib.util.find_spec(m)] == [], 'only tripy-flatir should be installed'\n")
+    check = (
+        "import importlib.util\n"
+        "assert [m for m in ('tripy', 'tripy_frontend', 'tripy_trace', 'tripy_backend')\n"
+        "        if importlib.util.find_spec(m)] == [], 'only tripy-flatir should be installed'\n"
+    )
     out = _run(python, ["-c", check + program], cwd=tmp_path)
     assert "stablehlo." in out and "func.func" in out

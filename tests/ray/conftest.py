@@ -19,6 +19,8 @@ def pytest_collectreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     if _skipped:
-        print(f"\nTRIPY_REQUIRE_RAY_TESTS=1, but these Ray tests were skipped (run scripts/ray-deps): "
-              f"{', '.join(_skipped)}")
+        print(
+            f"\nTRIPY_REQUIRE_RAY_TESTS=1, but these Ray tests were skipped (run scripts/ray-deps): "
+            f"{', '.join(_skipped)}"
+        )
         session.exitstatus = 1

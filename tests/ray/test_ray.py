@@ -36,8 +36,9 @@ def _reference(x):
 
 @pytest.fixture(scope="module")
 def exe():
-    return tp.compile(lambda x: tp.tanh(x @ tp.Tensor(W) + tp.Tensor(B)),
-                      args=[tp.InputInfo(((1, 4, 8), 16), tp.float32)])
+    return tp.compile(
+        lambda x: tp.tanh(x @ tp.Tensor(W) + tp.Tensor(B)), args=[tp.InputInfo(((1, 4, 8), 16), tp.float32)]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +106,7 @@ def test_map_batches_runs_on_two_workers_compiles_nothing_and_equals_a_local_run
 
 def test_a_worker_killed_mid_job_is_retried_without_a_wrong_or_lost_row(cluster, exe, tmp_path):
     marker = str(tmp_path / "crashed")
-    ds = _dataset().map_batches(CountingPredictor, fn_constructor_args=(exe, 37, marker), batch_size=8,
-                                concurrency=2)
+    ds = _dataset().map_batches(CountingPredictor, fn_constructor_args=(exe, 37, marker), batch_size=8, concurrency=2)
     ids, out = _collect(ds)
     assert os.path.exists(marker)  # (a worker did die)
     _check_against_a_local_run(exe, ids, out)
@@ -115,14 +115,18 @@ def test_a_worker_killed_mid_job_is_retried_without_a_wrong_or_lost_row(cluster,
 def test_a_saved_file_loads_once_per_actor(cluster, exe, tmp_path):
     path = str(tmp_path / "mlp.tpexe")
     exe.save(path)
-    ids, out = _collect(_dataset().map_batches(CountingPredictor, fn_constructor_args=(path,), batch_size=8,
-                                               concurrency=2))
+    ids, out = _collect(
+        _dataset().map_batches(CountingPredictor, fn_constructor_args=(path,), batch_size=8, concurrency=2)
+    )
     _check_against_a_local_run(exe, ids, out)
 
 
 def test_bad_columns_and_rows_are_clear_errors(exe):
-    with pytest.raises(tp.TripyException, match=r"no column for the executable's input\(s\) \['x'\]: its columns "
-                                                r"are \['image'\]"):
+    with pytest.raises(
+        tp.TripyException,
+        match=r"no column for the executable's input\(s\) \['x'\]: its columns "
+        r"are \['image'\]",
+    ):
         BatchPredictor(exe)({"image": X[:2]})
     with pytest.raises(tp.TripyException, match="rows must be an int from 1 to 8"):
         BatchPredictor(exe, rows=9)
@@ -154,7 +158,7 @@ def _post(url, body):
 
 def test_ray_serve_batches_requests_and_each_gets_its_own_rows(http, exe):
     handle = serve.run(deployment(exe, batch_wait_timeout_s=0.2), name="mlp", route_prefix="/mlp")
-    requests = [X[i:i + 1 + i % 3] for i in range(0, 24, 2)]  # (12 requests of 1 to 3 rows)
+    requests = [X[i : i + 1 + i % 3] for i in range(0, 24, 2)]  # (12 requests of 1 to 3 rows)
     with ThreadPoolExecutor(len(requests)) as pool:
         answers = list(pool.map(lambda x: handle.remote({"x": x}).result()["output"], requests))
     for x, got in zip(requests, answers):
@@ -188,8 +192,11 @@ def test_shutdown_is_clean(cluster):
     assert not ray.is_initialized()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        left = [p for p in psutil.Process().children(recursive=True) if p.is_running()
-                and p.status() != psutil.STATUS_ZOMBIE]
+        left = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        ]
         if not left:
             break
         time.sleep(0.5)

@@ -17,8 +17,25 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "memory_
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads resident memory from /proc")
 def test_resident_memory_is_flat_and_big_tensors_return_their_memory():
-    done = subprocess.run([sys.executable, SCRIPT, "--eager", "2000", "--new-shapes", "400", "--calls", "500",
-                           "--cache-size", "8", "--range-max", "64"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            SCRIPT,
+            "--eager",
+            "2000",
+            "--new-shapes",
+            "400",
+            "--calls",
+            "500",
+            "--cache-size",
+            "8",
+            "--range-max",
+            "64",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["eager_growth_mb"] < 8, report
@@ -71,11 +88,25 @@ def test_the_cache_capacity_is_configurable_and_checked():
 
 def test_a_bad_cache_size_in_the_environment_is_a_clear_error():
     code = "import tripy as tp; tp.ones((2,)).eval()"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TRIPY_PROGRAM_CACHE_SIZE": "lots"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TRIPY_PROGRAM_CACHE_SIZE": "lots"},
+    )
     assert done.returncode != 0
     assert "TRIPY_PROGRAM_CACHE_SIZE='lots': expected a whole number of programs" in done.stderr
-    done = subprocess.run([sys.executable, "-c", "import tripy as tp; from tripy_frontend import eager; "
-                           "tp.ones((2,)).eval(); print(eager.PROGRAM_CACHE.capacity)"],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "TRIPY_PROGRAM_CACHE_SIZE": "7"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import tripy as tp; from tripy_frontend import eager; "
+            "tp.ones((2,)).eval(); print(eager.PROGRAM_CACHE.capacity)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TRIPY_PROGRAM_CACHE_SIZE": "7"},
+    )
     assert done.stdout.strip() == "7", done.stderr

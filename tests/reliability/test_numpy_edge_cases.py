@@ -23,15 +23,24 @@ def numpy(fn, *args):
 
 
 def test_matmul_with_size_one_batch_dim_and_dynamic_dims():
-    exe = tp.compile(lambda a, b: a @ b, args=[tp.InputInfo((1, (2, 4, 6), 3, 3), tp.float32),
-                                               tp.InputInfo((3, 5), tp.float32)])
+    exe = tp.compile(
+        lambda a, b: a @ b, args=[tp.InputInfo((1, (2, 4, 6), 3, 3), tp.float32), tp.InputInfo((3, 5), tp.float32)]
+    )
     a = np.arange(1 * 5 * 3 * 3, dtype=np.float32).reshape(1, 5, 3, 3)
     b = np.arange(15, dtype=np.float32).reshape(3, 5)
     assert np.allclose(np.from_dlpack(exe(tp.Tensor(a), tp.Tensor(b))), a @ b)
 
 
-@pytest.mark.parametrize("shape, index", [((0, 3), np.s_[::-1]), ((2, 4), np.s_[:, -5::-1]), ((10,), np.s_[-12:-5:-1]),
-                                          ((3, 0), np.s_[1::-2, ::-3]), ((4,), np.s_[-5:-6:-1])])
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((0, 3), np.s_[::-1]),
+        ((2, 4), np.s_[:, -5::-1]),
+        ((10,), np.s_[-12:-5:-1]),
+        ((3, 0), np.s_[1::-2, ::-3]),
+        ((4,), np.s_[-5:-6:-1]),
+    ],
+)
 def test_empty_slices_with_negative_steps(eager_or_compiled, shape, index):
     x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     out = eager_or_compiled(lambda t: t[index], tp.Tensor(x))
@@ -46,8 +55,17 @@ def test_max_min_over_an_empty_dim_raise(op):
     assert op(x, dim=1).shape == (0,)  # reducing the other dim is fine
 
 
-@pytest.mark.parametrize("row", [[0.0, np.nan, 0.0], [0.0, np.inf, 0.0], [np.inf, np.inf, 0.0], [-np.inf, -np.inf],
-                                 [1.0, 2.0, 3.0], [-np.inf, 0.0, 1.0]])
+@pytest.mark.parametrize(
+    "row",
+    [
+        [0.0, np.nan, 0.0],
+        [0.0, np.inf, 0.0],
+        [np.inf, np.inf, 0.0],
+        [-np.inf, -np.inf],
+        [1.0, 2.0, 3.0],
+        [-np.inf, 0.0, 1.0],
+    ],
+)
 def test_softmax_with_nan_and_infinities(eager_or_compiled, row):
     x = np.array([row, [1.0] * len(row)], np.float32)
     e = numpy(lambda: np.exp(x - x.max(axis=1, keepdims=True)))
@@ -68,8 +86,9 @@ def test_float_floor_division_and_remainder_with_infinities_and_zeros(eager_or_c
     np.testing.assert_array_equal(np.from_dlpack(fdiv), numpy(np.floor_divide, a, b))
     rem = eager_or_compiled(lambda x, y: x % y, tp.Tensor(a), tp.Tensor(b))
     np.testing.assert_array_equal(np.from_dlpack(rem), numpy(np.mod, a, b))
-    assert [(float(x) // float(y)) for x, y in zip(a[:5], b[:5])] == np.from_dlpack(fdiv)[:5].tolist() or \
-        np.isnan(np.from_dlpack(fdiv)[:2]).all()  # Python's own float // agrees (inf // 2.0 is nan)
+    assert [(float(x) // float(y)) for x, y in zip(a[:5], b[:5])] == np.from_dlpack(fdiv)[:5].tolist() or np.isnan(
+        np.from_dlpack(fdiv)[:2]
+    ).all()  # Python's own float // agrees (inf // 2.0 is nan)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
@@ -82,7 +101,7 @@ def test_integer_floor_division_and_remainder_by_zero_give_zero(eager_or_compile
     np.testing.assert_array_equal(np.from_dlpack(rem), numpy(np.mod, a, b))
 
 
-@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 2**40])
+@pytest.mark.parametrize("value", [2**31, -(2**31) - 1, 2**40])
 def test_python_int_that_does_not_fit_raises(value):
     x = tp.Tensor(np.array([1, 2], np.int32))
     raises("does not fit", lambda: x + value)
@@ -128,8 +147,9 @@ def test_softmax_of_huge_products(eager_or_compiled):
 
 
 def test_two_dynamic_dims_broadcast_when_one_is_one_at_run_time():
-    exe = tp.compile(lambda a, b: a * b, args=[tp.InputInfo(((1, 2, 4),), tp.float32),
-                                               tp.InputInfo(((1, 2, 4),), tp.float32)])
+    exe = tp.compile(
+        lambda a, b: a * b, args=[tp.InputInfo(((1, 2, 4),), tp.float32), tp.InputInfo(((1, 2, 4),), tp.float32)]
+    )
     for n, m in [(1, 3), (3, 1), (3, 3)]:
         a, b = np.arange(1, n + 1, dtype=np.float32), np.arange(1, m + 1, dtype=np.float32) * 10
         assert np.array_equal(np.from_dlpack(exe(tp.Tensor(a), tp.Tensor(b))), a * b)

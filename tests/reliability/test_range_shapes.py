@@ -14,8 +14,14 @@ import tripy as tp
 RANGE = (2, 3, 9)
 SIZES = [(5, 7), (2, 9), (3, 3), (9, 6), (7, 2), (4, 5)]  # most of them between two bounds: padded
 DTYPES = [tp.float32, tp.float16, tp.bfloat16, tp.int8, tp.int32, tp.int64, tp.bool]
-NUMPY = {tp.float32: np.float32, tp.float16: np.float16, tp.int8: np.int8, tp.int32: np.int32,
-         tp.int64: np.int64, tp.bool: np.bool_}
+NUMPY = {
+    tp.float32: np.float32,
+    tp.float16: np.float16,
+    tp.int8: np.int8,
+    tp.int32: np.int32,
+    tp.int64: np.int64,
+    tp.bool: np.bool_,
+}
 
 # Results that do not depend on the input's values (a folding compiler makes each a constant), with NumPy's
 # answer for an input `a`.
@@ -25,11 +31,15 @@ FOLDING = {
     "a < a": (lambda a: a < a, lambda a: np.zeros(a.shape, bool)),
     "zeros_like": (lambda a: tp.zeros_like(a), lambda a: np.zeros(a.shape, a.dtype)),
     "ones_like + transpose": (lambda a: tp.transpose(tp.ones_like(a), 0, 1), lambda a: np.ones(a.shape[::-1], a.dtype)),
-    "concatenate of a == a": (lambda a: tp.concatenate([a == a, a == a], dim=1),
-                              lambda a: np.ones((a.shape[0], 2 * a.shape[1]), bool)),
+    "concatenate of a == a": (
+        lambda a: tp.concatenate([a == a, a == a], dim=1),
+        lambda a: np.ones((a.shape[0], 2 * a.shape[1]), bool),
+    ),
     # (values: the second part must start right after the first one's real size, not after its padding)
-    "concatenate of a >= a and a < a": (lambda a: tp.concatenate([a >= a, a < a], dim=1),
-                                        lambda a: np.concatenate([np.ones(a.shape, bool), np.zeros(a.shape, bool)], 1)),
+    "concatenate of a >= a and a < a": (
+        lambda a: tp.concatenate([a >= a, a < a], dim=1),
+        lambda a: np.concatenate([np.ones(a.shape, bool), np.zeros(a.shape, bool)], 1),
+    ),
 }
 INTEGER_FOLDING = {
     "a - a": (lambda a: a - a, lambda a: np.zeros(a.shape, a.dtype)),
@@ -90,17 +100,24 @@ def test_shape_arithmetic_dividing_by_a_size_that_can_be_zero_is_an_error_not_a_
     def f(t):
         return tp.reshape(t, (t.shape[0], t.shape[1] % 3, -1))
 
-    with pytest.raises(tp.TripyException, match=re.escape("The declared range of dim 1 of input 't' (min 1, opt 3, "
-                                                          "max 6) holds sizes this program cannot run: 3, 5, 6 (it "
-                                                          "runs for 1, 2, 4)")):
+    with pytest.raises(
+        tp.TripyException,
+        match=re.escape(
+            "The declared range of dim 1 of input 't' (min 1, opt 3, "
+            "max 6) holds sizes this program cannot run: 3, 5, 6 (it "
+            "runs for 1, 2, 4)"
+        ),
+    ):
         tp.compile(f, args=[tp.InputInfo(((1, 2, 4), (1, 3, 6)), tp.float32)])
 
 
 @pytest.mark.parametrize("op", ["//", "%", "/"])
 def test_integer_division_by_zero_is_zero_in_shape_arithmetic_and_on_tensors(op):
     apply = {"//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b}[op]
-    exe = tp.compile(lambda t: tp.ones((apply(t.shape[0], t.shape[1] % 3) + 1,)),
-                     args=[tp.InputInfo(((1, 4, 8), (2, 3, 4)), tp.float32)])
+    exe = tp.compile(
+        lambda t: tp.ones((apply(t.shape[0], t.shape[1] % 3) + 1,)),
+        args=[tp.InputInfo(((1, 4, 8), (2, 3, 4)), tp.float32)],
+    )
     for rows, cols in [(4, 3), (5, 4), (6, 2)]:
         divisor = cols % 3
         size = 0 if divisor == 0 else (rows // divisor if op != "%" else rows % divisor)

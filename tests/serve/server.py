@@ -35,12 +35,16 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(args: Sequence[str], log: Path, command: Optional[List[str]] = None, startup_s: float = 120.0) -> Iterator[Server]:
+def serve(
+    args: Sequence[str], log: Path, command: Optional[List[str]] = None, startup_s: float = 120.0
+) -> Iterator[Server]:
     """Run ``python -m tripy.serve ARGS --port P`` (or `command` + args) until the block ends, then SIGTERM it."""
     port = free_port()
     cmd = (command or [sys.executable, "-m", "tripy.serve"]) + list(args) + ["--host", "127.0.0.1", "--port", str(port)]
     with open(log, "w") as out:
-        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
     server = Server(process, f"http://127.0.0.1:{port}", log)
     try:
         deadline = time.monotonic() + startup_s

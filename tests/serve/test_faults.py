@@ -52,13 +52,16 @@ def _check_serving(server):
 
 def _pending(server):
     text = httpx.get(f"{server.url}/metrics").text
-    return sum(float(line.split()[-1]) for line in text.splitlines()
-               if line.startswith("tripy_inference_pending_request_count{"))
+    return sum(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith("tripy_inference_pending_request_count{")
+    )
 
 
 def _raw(server, data: bytes, read=False):
     """Send `data` on a new connection; with `read`, close the sending side and return what the server answers."""
-    host, port = server.url[len("http://"):].split(":")
+    host, port = server.url[len("http://") :].split(":")
     with socket.create_connection((host, int(port)), timeout=30) as s:
         s.sendall(data)
         if not read:
@@ -70,8 +73,11 @@ def _raw(server, data: bytes, read=False):
 def test_a_client_that_disconnects_mid_request_frees_its_slot(server):
     _, body = _body(rows=1)  # a lone row: it waits WAIT_MS for a batch, and the client leaves meanwhile
     payload = json.dumps(body).encode()
-    _raw(server, b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+    _raw(
+        server,
+        b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload),
+    )
     time.sleep(0.2)
     deadline = time.monotonic() + 30
     while _pending(server) and time.monotonic() < deadline:
@@ -83,8 +89,9 @@ def test_a_client_that_disconnects_mid_request_frees_its_slot(server):
 def test_a_body_cut_short_does_not_hurt(server):
     # The client says 1000 bytes, sends 12 and stops sending: the server can answer nothing (or a 4xx) and must
     # go on serving others.
-    answer = _raw(server, b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
-                          b"{\"inputs\": [", read=True)
+    answer = _raw(
+        server, b'POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"inputs": [', read=True
+    )
     assert answer == b"" or answer.startswith(b"HTTP/1.1 4"), answer
     _check_serving(server)
     assert "Traceback" not in server.log_text()
@@ -103,7 +110,7 @@ def _malformed(i):
         return RNG.bytes(int(RNG.integers(0, 300))), {}
     if kind == 1:
         text = json.dumps(good).encode()
-        return text[:int(RNG.integers(0, len(text) - 1))], {}
+        return text[: int(RNG.integers(0, len(text) - 1))], {}
     if kind == 2:
         item["shape"] = _pick([[-1, 16], [10**30, 16], [1, 16, 1], "1,16", [1.5, 16], [True, 16], [], [99, 16]])
     elif kind == 3:
@@ -115,9 +122,16 @@ def _malformed(i):
         header = json.dumps(good).encode()
         return header + RNG.bytes(int(RNG.integers(0, 80))), {"Inference-Header-Content-Length": str(len(header))}
     elif kind == 6:
-        good = _pick([[good], {"inputs": item}, {"inputs": [item], "outputs": "all"},
-                           {"inputs": [item], "parameters": {"binary_data_output": "yes"}},
-                           {"inputs": [item], "outputs": [{"name": "output_7"}]}, {"inputs": [{"name": 5}]}])
+        good = _pick(
+            [
+                [good],
+                {"inputs": item},
+                {"inputs": [item], "outputs": "all"},
+                {"inputs": [item], "parameters": {"binary_data_output": "yes"}},
+                {"inputs": [item], "outputs": [{"name": "output_7"}]},
+                {"inputs": [{"name": 5}]},
+            ]
+        )
     else:
         header = json.dumps(good).encode()
         return header, {"Inference-Header-Content-Length": _pick(["-1", "abc", str(len(header) + 10), "1e3"])}
@@ -131,10 +145,12 @@ def _rss_kb(pid):
 
 def test_a_thousand_malformed_requests_are_each_a_4xx(server):
     with httpx.Client(base_url=server.url, timeout=60) as c:
+
         def send(i):
             content, headers = _malformed(i)
-            return c.post("/v2/models/mlp/infer", content=content, headers={"content-type": "application/json",
-                                                                            **headers})
+            return c.post(
+                "/v2/models/mlp/infer", content=content, headers={"content-type": "application/json", **headers}
+            )
 
         for i in range(200):  # (warm-up: the allocator's pools, the loggers)
             send(i)
@@ -150,8 +166,9 @@ def test_sigterm_answers_the_http_and_grpc_requests_in_flight(model, tmp_path):
     grpcclient = pytest.importorskip("tritonclient.grpc")
     port = free_port()
     results = {}
-    with serve([str(model), "--grpc-port", str(port), "--max-batch", "8", "--max-wait-ms", "1500"],
-               tmp_path / "log") as s:
+    with serve(
+        [str(model), "--grpc-port", str(port), "--max-batch", "8", "--max-wait-ms", "1500"], tmp_path / "log"
+    ) as s:
         xs = [RNG.normal(size=(1, 16)).astype(np.float32) for _ in range(6)]
 
         def http_call(i):

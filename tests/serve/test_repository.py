@@ -38,15 +38,17 @@ def server(tmp_path_factory):
     (repo / "broken.tpexe").write_bytes(b"not an executable")
     (repo / "notes.txt").write_text("not a model")
     port = free_port()
-    with serve(["--model-repository", str(repo), "--grpc-port", str(port), "--max-batch", "4", "--max-wait-ms",
-                str(WAIT_MS)], d / "server.log") as s:
+    with serve(
+        ["--model-repository", str(repo), "--grpc-port", str(port), "--max-batch", "4", "--max-wait-ms", str(WAIT_MS)],
+        d / "server.log",
+    ) as s:
         s.repo, s.grpc_url = repo, f"127.0.0.1:{port}"
         yield s
 
 
 @pytest.fixture
 def clients(server):
-    http = httpclient.InferenceServerClient(server.url[len("http://"):], network_timeout=120.0)
+    http = httpclient.InferenceServerClient(server.url[len("http://") :], network_timeout=120.0)
     grpc = grpcclient.InferenceServerClient(server.grpc_url)
     yield http, grpc
     http.close()
@@ -66,8 +68,11 @@ def test_index_lists_the_directory_with_states(clients):
     assert sorted(index) == ["broken", "double", "triple"]
     assert index["double"]["state"] == "READY" and index["triple"]["state"] == "READY"
     assert index["broken"]["state"] == "UNAVAILABLE" and index["broken"]["reason"]
-    assert [m["name"] for m in grpc.get_model_repository_index(as_json=True)["models"]] == ["broken", "double",
-                                                                                            "triple"]
+    assert [m["name"] for m in grpc.get_model_repository_index(as_json=True)["models"]] == [
+        "broken",
+        "double",
+        "triple",
+    ]
 
 
 def test_unload_then_load_over_either_protocol(clients):
@@ -90,8 +95,9 @@ def test_unload_answers_the_requests_in_flight_first(clients, server):
     http, _ = clients
     result, unloaded = {}, {}
     body = {"inputs": [{"name": "x", "shape": [1, 3], "datatype": "FP32", "data": [1.0, 2.0, 3.0]}]}
-    request = threading.Thread(target=lambda: result.update(
-        r=httpx.post(f"{server.url}/v2/models/double/infer", json=body, timeout=60)))
+    request = threading.Thread(
+        target=lambda: result.update(r=httpx.post(f"{server.url}/v2/models/double/infer", json=body, timeout=60))
+    )
     request.start()  # it waits WAIT_MS for a batch
     time.sleep(0.3)
     start = time.monotonic()
@@ -141,15 +147,21 @@ def test_explicit_mode_loads_only_on_request(server, tmp_path):
     with serve(["--model-repository", str(server.repo), "--model-control-mode", "explicit"], tmp_path / "log") as s:
         with s.client() as c:
             index = c.post("/v2/repository/index", json={}).json()
-            assert {m["name"]: m["state"] for m in index} == {"broken": "UNAVAILABLE", "double": "UNAVAILABLE",
-                                                             "triple": "UNAVAILABLE"}
+            assert {m["name"]: m["state"] for m in index} == {
+                "broken": "UNAVAILABLE",
+                "double": "UNAVAILABLE",
+                "triple": "UNAVAILABLE",
+            }
             assert c.post("/v2/repository/index", json={"ready": True}).json() == []
             assert c.post("/v2/repository/models/triple/load").status_code == 200
-            r = c.post("/v2/models/triple/infer", json={"inputs": [{"name": "x", "shape": [1, 3], "datatype": "FP32",
-                                                                    "data": [1, 2, 3]}]})
+            r = c.post(
+                "/v2/models/triple/infer",
+                json={"inputs": [{"name": "x", "shape": [1, 3], "datatype": "FP32", "data": [1, 2, 3]}]},
+            )
             assert r.json()["outputs"][0]["data"] == [3.0, 6.0, 9.0]
             assert c.post("/v2/repository/index", json={"ready": True}).json() == [
-                {"name": "triple", "version": "1", "state": "READY"}]
+                {"name": "triple", "version": "1", "state": "READY"}
+            ]
 
 
 def test_reloading_a_replaced_file_under_traffic_drops_no_request(clients, server):

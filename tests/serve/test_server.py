@@ -92,15 +92,28 @@ def artifacts(tmp_path_factory):
 def server(artifacts):
     d, _, manifest, _ = artifacts
     args = [str(d / f"{n}.tpexe") for n in ("mlp", "rowwise", "counter")] + [
-        "--max-batch", str(MAX_BATCH), "--max-wait-ms", "30", "--max-body-bytes", str(MAX_BODY),
-        "--lm", manifest, "--tokenizer", str(d / "tokenizer.json")]
+        "--max-batch",
+        str(MAX_BATCH),
+        "--max-wait-ms",
+        "30",
+        "--max-body-bytes",
+        str(MAX_BODY),
+        "--lm",
+        manifest,
+        "--tokenizer",
+        str(d / "tokenizer.json"),
+    ]
     with serve(args, d / "server.log") as s:
         yield s
 
 
 def tensor(name, array, datatype=None):
-    return {"name": name, "shape": list(array.shape), "datatype": datatype or {"float32": "FP32", "int32": "INT32"}[
-        array.dtype.name], "data": array.reshape(-1).tolist()}
+    return {
+        "name": name,
+        "shape": list(array.shape),
+        "datatype": datatype or {"float32": "FP32", "int32": "INT32"}[array.dtype.name],
+        "data": array.reshape(-1).tolist(),
+    }
 
 
 def infer(client, model, **arrays):
@@ -109,8 +122,10 @@ def infer(client, model, **arrays):
 
 def outputs(response):
     assert response.status_code == 200, response.text
-    return [np.array(o["data"], dtype={"FP32": np.float32, "INT32": np.int32}[o["datatype"]]).reshape(o["shape"])
-            for o in response.json()["outputs"]]
+    return [
+        np.array(o["data"], dtype={"FP32": np.float32, "INT32": np.int32}[o["datatype"]]).reshape(o["shape"])
+        for o in response.json()["outputs"]
+    ]
 
 
 def local(exe, *arrays):
@@ -145,8 +160,16 @@ def test_model_metadata_gives_the_input_ranges(server):
         mlp = c.get("/v2/models/mlp").json()
         rowwise = c.get("/v2/models/rowwise").json()
         counter = c.get("/v2/models/counter").json()
-    assert mlp["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 16], "min_shape": [1, 16],
-                              "opt_shape": [4, 16], "max_shape": [16, 16]}]
+    assert mlp["inputs"] == [
+        {
+            "name": "x",
+            "datatype": "FP32",
+            "shape": [-1, 16],
+            "min_shape": [1, 16],
+            "opt_shape": [4, 16],
+            "max_shape": [16, 16],
+        }
+    ]
     assert mlp["outputs"] == [{"name": "output_0", "datatype": "FP32", "shape": [-1, 8]}]
     assert mlp["parameters"]["max_batch_size"] == MAX_BATCH and mlp["parameters"]["dynamic_batching"]
     assert mlp["parameters"]["padded_to_max_batch"]
@@ -160,9 +183,11 @@ def test_infer_equals_the_executable(server, artifacts):
     x, y = rows(3, 5), rows(3, 5)
     n = np.array([1, 2, 3], np.int32)
     with server.client() as c:
-        for got, expected in [(outputs(infer(c, "mlp", x=rows(1))), None),
-                              (outputs(infer(c, "rowwise", x=x, y=y)), local(exes["rowwise"], x, y)),
-                              (outputs(infer(c, "counter", n=n)), [n + 1])]:
+        for got, expected in [
+            (outputs(infer(c, "mlp", x=rows(1))), None),
+            (outputs(infer(c, "rowwise", x=x, y=y)), local(exes["rowwise"], x, y)),
+            (outputs(infer(c, "counter", n=n)), [n + 1]),
+        ]:
             if expected is not None:
                 assert all(np.array_equal(g, e) for g, e in zip(got, expected))
         r = c.post("/v2/models/mlp/infer", json={"id": "req-7", "inputs": [tensor("x", x[:, :5].repeat(4, 1)[:, :16])]})
@@ -210,27 +235,51 @@ def test_concurrent_requests_are_batched_and_equal_to_unbatched_calls(server, ar
 # ---- bad input -------------------------------------------------------------------------------------------
 BAD = {
     "wrong shape": ("mlp", {"inputs": [tensor("x", rows(2, 5))]}, 400, "dim 1 is 5, but it must be 16"),
-    "outside the range": ("mlp", {"inputs": [tensor("x", rows(17))]}, 400,
-                          "dim 0 is 17, which is outside the allowed range [1, 16]"),
+    "outside the range": (
+        "mlp",
+        {"inputs": [tensor("x", rows(17))]},
+        400,
+        "dim 0 is 17, which is outside the allowed range [1, 16]",
+    ),
     # advice in the protocol's terms (not tripy.cast or NumPy's astype), and only datatypes the server takes
-    "wrong dtype": ("mlp", {"inputs": [tensor("x", rows(2), "INT32") | {"data": [1] * 32}]}, 400,
-                    'has datatype INT32, but the model takes it as FP32 (see the model\'s metadata). Send its data '
-                    'with "datatype": "FP32".'),
-    "FP64": ("mlp", {"inputs": [tensor("x", rows(2), "FP64")]}, 400,
-             "datatype 'FP64' is not one this server takes; it takes BOOL, INT8, INT32, INT64, FP16, BF16, FP32, "
-             "and this input is FP32."),
-    "data and shape disagree": ("mlp", {"inputs": [tensor("x", rows(2)) | {"shape": [3, 16]}]}, 400,
-                                "has 32 element(s), but its shape [3, 16] needs 48"),
+    "wrong dtype": (
+        "mlp",
+        {"inputs": [tensor("x", rows(2), "INT32") | {"data": [1] * 32}]},
+        400,
+        "has datatype INT32, but the model takes it as FP32 (see the model's metadata). Send its data "
+        'with "datatype": "FP32".',
+    ),
+    "FP64": (
+        "mlp",
+        {"inputs": [tensor("x", rows(2), "FP64")]},
+        400,
+        "datatype 'FP64' is not one this server takes; it takes BOOL, INT8, INT32, INT64, FP16, BF16, FP32, "
+        "and this input is FP32.",
+    ),
+    "data and shape disagree": (
+        "mlp",
+        {"inputs": [tensor("x", rows(2)) | {"shape": [3, 16]}]},
+        400,
+        "has 32 element(s), but its shape [3, 16] needs 48",
+    ),
     "missing input": ("rowwise", {"inputs": [tensor("x", rows(1, 3))]}, 400, "Missing input(s): y"),
     "unknown input": ("mlp", {"inputs": [tensor("z", rows(1))]}, 400, "has no input named 'z'"),
-    "unknown datatype": ("mlp", {"inputs": [tensor("x", rows(1), "FP99")]}, 400,
-                         "unknown datatype 'FP99' is not one this server takes; it takes BOOL, INT8, INT32, INT64, "
-                         "FP16, BF16, FP32, and"),
+    "unknown datatype": (
+        "mlp",
+        {"inputs": [tensor("x", rows(1), "FP99")]},
+        400,
+        "unknown datatype 'FP99' is not one this server takes; it takes BOOL, INT8, INT32, INT64, "
+        "FP16, BF16, FP32, and",
+    ),
     "no inputs": ("mlp", {"outputs": []}, 400, "'inputs' list"),
     "unknown model": ("resnet", {"inputs": []}, 404, "Unknown model 'resnet'. This server has: counter, mlp"),
     "malformed JSON": ("mlp", b'{"inputs": [', 400, "not valid JSON"),
-    "oversized body": ("mlp", {"inputs": [tensor("x", rows(16))], "pad": "x" * MAX_BODY}, 413,
-                       f"larger than this server's limit of {MAX_BODY} bytes"),
+    "oversized body": (
+        "mlp",
+        {"inputs": [tensor("x", rows(16))], "pad": "x" * MAX_BODY},
+        413,
+        f"larger than this server's limit of {MAX_BODY} bytes",
+    ),
 }
 
 
@@ -266,7 +315,8 @@ def expected_tokens(artifacts):
     prefill, decode = tp.Executable.load(str(d / "prefill.tpexe")), tp.Executable.load(str(d / "decode.tpexe"))
 
     def generate(prompt, n):
-        return run_lib.generate_with_cache(prefill, decode, prompt, n, PROMPT_LEN)[0][len(prompt):]
+        return run_lib.generate_with_cache(prefill, decode, prompt, n, PROMPT_LEN)[0][len(prompt) :]
+
     return generate
 
 
@@ -283,12 +333,14 @@ def test_completion_from_token_ids(server, expected_tokens):
 def test_completion_streams_one_event_per_token(server, expected_tokens):
     prompt, n = [7, 3, 88, 41, 5], 8
     events = []
-    with server.client() as c, c.stream("POST", "/v1/completions", json={"prompt": prompt, "max_tokens": n,
-                                                                         "stream": True}) as r:
+    with (
+        server.client() as c,
+        c.stream("POST", "/v1/completions", json={"prompt": prompt, "max_tokens": n, "stream": True}) as r,
+    ):
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         for line in r.iter_lines():
             if line.startswith("data: "):
-                events.append(line[len("data: "):])
+                events.append(line[len("data: ") :])
     assert events[-1] == "[DONE]"
     chunks = [json.loads(e)["choices"][0] for e in events[:-1]]
     assert [t for ch in chunks[:-1] for t in ch["token_ids"]] == expected_tokens(prompt, n)
@@ -396,10 +448,12 @@ def test_console_script_options_and_errors(tmp_path):
     missing = run("serve", "missing.tpexe")
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert missing.stderr.strip().splitlines() == [
-        "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+        "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."
+    ]
     missing_lm = run("serve", "--lm", "missing.json")
     assert missing_lm.returncode != 0 and missing_lm.stderr.strip().splitlines() == [
-        "tripy serve: cannot read 'missing.json': No such file or directory."]
+        "tripy serve: cannot read 'missing.json': No such file or directory."
+    ]
 
 
 def test_without_tripy_serve_the_console_script_says_what_to_install(tmp_path):
@@ -417,7 +471,8 @@ def test_python_m_tripy_serve_runs_the_same_command(tmp_path):
     for module in ("tripy_serve", "tripy.serve"):
         r = subprocess.run([sys.executable, "-m", module, "missing.tpexe"], capture_output=True, text=True)
         assert r.returncode == 1 and r.stderr.strip().splitlines() == [
-            "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."]
+            "tripy serve: tripy.Executable.load: cannot load 'missing.tpexe': the file does not exist."
+        ]
 
 
 def test_the_openai_client(server, expected_tokens, artifacts):
@@ -428,7 +483,9 @@ def test_the_openai_client(server, expected_tokens, artifacts):
     assert done.choices[0].model_extra["token_ids"] == expected_tokens([5, 17, 99], 6)
     assert done.choices[0].finish_reason == "length" and done.usage.completion_tokens == 6
     streamed = list(client.completions.create(model="tiny-gpt2", prompt="w5 w17 w99", max_tokens=4, stream=True))
-    assert [t for chunk in streamed for t in chunk.choices[0].model_extra["token_ids"]] == expected_tokens([5, 17, 99], 4)
+    assert [t for chunk in streamed for t in chunk.choices[0].model_extra["token_ids"]] == expected_tokens(
+        [5, 17, 99], 4
+    )
     assert "".join(chunk.choices[0].text for chunk in streamed) == artifacts[3].decode(expected_tokens([5, 17, 99], 4))
     with pytest.raises(openai.BadRequestError, match="decodes greedily"):
         client.completions.create(model="tiny-gpt2", prompt=[1], temperature=0.7)
@@ -439,7 +496,7 @@ def test_a_client_that_leaves_mid_stream_does_not_hurt(server, expected_tokens):
     with server.client() as c:
         with c.stream("POST", "/v1/completions", json={"prompt": [1, 2], "max_tokens": 20, "stream": True}) as r:
             first = next(line for line in r.iter_lines() if line.startswith("data: "))
-            assert json.loads(first[len("data: "):])["choices"][0]["token_ids"] == expected_tokens([1, 2], 1)
+            assert json.loads(first[len("data: ") :])["choices"][0]["token_ids"] == expected_tokens([1, 2], 1)
         # (the connection is closed here, 19 tokens early)
         again = c.post("/v1/completions", json={"prompt": [1, 2], "max_tokens": 3}).json()
     assert again["choices"][0]["token_ids"] == expected_tokens([1, 2], 3)

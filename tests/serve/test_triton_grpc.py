@@ -27,8 +27,11 @@ def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("triton_grpc")
     weight = save_models(d)
     port = free_port()
-    with serve([str(d / f"{n}.tpexe") for n in ("types", "log", "mlp")] +
-               ["--grpc-port", str(port), "--max-batch", "16", "--max-wait-ms", "5"], d / "server.log") as s:
+    with serve(
+        [str(d / f"{n}.tpexe") for n in ("types", "log", "mlp")]
+        + ["--grpc-port", str(port), "--max-batch", "16", "--max-wait-ms", "5"],
+        d / "server.log",
+    ) as s:
         s.grpc_url, s.mlp_weight = f"127.0.0.1:{port}", weight
         yield s
 
@@ -91,7 +94,9 @@ def test_async_and_64_concurrent_requests_each_get_their_own_answer(client, serv
     xs = [RNG.normal(size=(1 + i % 3, 16)).astype(np.float32) for i in range(64)]
     results = {}
     for i, x in enumerate(xs):
-        client.async_infer("mlp", [_input("x", x, "FP32")], callback=lambda result, error, i=i: results.update({i: (result, error)}))
+        client.async_infer(
+            "mlp", [_input("x", x, "FP32")], callback=lambda result, error, i=i: results.update({i: (result, error)})
+        )
 
     def blocking(x):
         c = grpcclient.InferenceServerClient(server.grpc_url)
@@ -127,17 +132,32 @@ def _raises(call, message):
 def test_bad_requests_are_refused_with_the_reason_and_the_server_keeps_serving(client, server, case):
     ones = np.ones((1, 16), np.float32)
     call, status, message = {
-        "shape": (("mlp", [_input("x", np.ones((2, 5), np.float32), "FP32")]), "INVALID_ARGUMENT",
-                  "dim 1 is 5, but it must be 16"),
-        "range": (("mlp", [_input("x", np.ones((17, 16), np.float32), "FP32")]), "INVALID_ARGUMENT",
-                  "outside the allowed range [1, 16]"),
-        "dtype": (("mlp", [_input("x", ones.astype(np.int32), "INT32")]), "INVALID_ARGUMENT",
-                  "has datatype INT32, but the model takes it as FP32"),
+        "shape": (
+            ("mlp", [_input("x", np.ones((2, 5), np.float32), "FP32")]),
+            "INVALID_ARGUMENT",
+            "dim 1 is 5, but it must be 16",
+        ),
+        "range": (
+            ("mlp", [_input("x", np.ones((17, 16), np.float32), "FP32")]),
+            "INVALID_ARGUMENT",
+            "outside the allowed range [1, 16]",
+        ),
+        "dtype": (
+            ("mlp", [_input("x", ones.astype(np.int32), "INT32")]),
+            "INVALID_ARGUMENT",
+            "has datatype INT32, but the model takes it as FP32",
+        ),
         "model": (("resnet", [_input("x", ones, "FP32")]), "NOT_FOUND", "Unknown model 'resnet'"),
-        "bytes": (("mlp", [_input("x", np.array([[b"hi"]], np.object_), "BYTES")]), "INVALID_ARGUMENT",
-                  "datatype BYTES (strings) is not one tripy computes on"),
-        "output": (("mlp", [_input("x", ones, "FP32")], "", [grpcclient.InferRequestedOutput("output_9")]),
-                   "INVALID_ARGUMENT", "no output named 'output_9'"),
+        "bytes": (
+            ("mlp", [_input("x", np.array([[b"hi"]], np.object_), "BYTES")]),
+            "INVALID_ARGUMENT",
+            "datatype BYTES (strings) is not one tripy computes on",
+        ),
+        "output": (
+            ("mlp", [_input("x", ones, "FP32")], "", [grpcclient.InferRequestedOutput("output_9")]),
+            "INVALID_ARGUMENT",
+            "no output named 'output_9'",
+        ),
         "fp16 typed": None,
     }.get(case) or (None, "INVALID_ARGUMENT", "FP16 data has no typed contents field")
     if call is None:
@@ -162,8 +182,11 @@ def _scrape(server):
     with server.client() as http:
         r = http.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4")
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(r.text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(r.text)
+        for s in family.samples
+    }
 
 
 def test_metrics_count_both_protocols_in_prometheus_format(client, server):

@@ -26,15 +26,17 @@ from zoo import DTYPES, RNG, all_types_expected, random_array, save_models  # no
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("triton_http")
     mlp_weight = save_models(d)
-    with serve([str(d / f"{n}.tpexe") for n in ("types", "log", "mlp")] + ["--max-batch", "16", "--max-wait-ms", "5"],
-               d / "server.log") as s:
+    with serve(
+        [str(d / f"{n}.tpexe") for n in ("types", "log", "mlp")] + ["--max-batch", "16", "--max-wait-ms", "5"],
+        d / "server.log",
+    ) as s:
         s.mlp_weight = mlp_weight
         yield s
 
 
 @pytest.fixture
 def client(server):
-    c = httpclient.InferenceServerClient(server.url[len("http://"):], concurrency=64, network_timeout=120.0)
+    c = httpclient.InferenceServerClient(server.url[len("http://") :], concurrency=64, network_timeout=120.0)
     yield c
     c.close()
 
@@ -72,26 +74,46 @@ def test_json_both_ways_and_mixed(client):
     # (tritonclient sends and reads BF16 as binary data only: Triton's JSON has no BF16)
     arrays = [random_array(np_dtype, (2, 3)) for _, np_dtype in DTYPES.values()]
     names = [f"output_{i}" for i in range(7)]
-    json_only = client.infer("types", _inputs(arrays, binary=[name == "BF16" for name in DTYPES]),
-                             outputs=[httpclient.InferRequestedOutput(n, binary_data=n == "output_5") for n in names])
+    json_only = client.infer(
+        "types",
+        _inputs(arrays, binary=[name == "BF16" for name in DTYPES]),
+        outputs=[httpclient.InferRequestedOutput(n, binary_data=n == "output_5") for n in names],
+    )
     _check_types(json_only, arrays)
     assert "data" in json_only.get_output("output_6") and "data" in json_only.get_output("output_0")
-    mixed = client.infer("types", _inputs(arrays, binary=[False, True] * 3 + [False]),
-                         outputs=[httpclient.InferRequestedOutput(n, binary_data=i % 2 == 1) for i, n in enumerate(names)])
+    mixed = client.infer(
+        "types",
+        _inputs(arrays, binary=[False, True] * 3 + [False]),
+        outputs=[httpclient.InferRequestedOutput(n, binary_data=i % 2 == 1) for i, n in enumerate(names)],
+    )
     _check_types(mixed, arrays)
     assert "data" in mixed.get_output("output_0") and "data" not in mixed.get_output("output_1")
 
 
 def test_bf16_in_json_is_sent_as_numbers(server):
     x = np.array([[1.5, -2.25, 3.0]], ml_dtypes.bfloat16)
-    arrays = {"b": np.zeros((1, 3), bool), "i8": np.zeros((1, 3), np.int8), "i32": np.zeros((1, 3), np.int32),
-              "i64": np.zeros((1, 3), np.int64), "f16": np.zeros((1, 3), np.float16), "bf16": x,
-              "f32": np.zeros((1, 3), np.float32)}
-    inputs = [{"name": n, "shape": [1, 3], "datatype": dt, "data": a.astype(np.float32).tolist() if n == "bf16"
-               else a.tolist()} for (n, a), dt in zip(arrays.items(), DTYPES)]
+    arrays = {
+        "b": np.zeros((1, 3), bool),
+        "i8": np.zeros((1, 3), np.int8),
+        "i32": np.zeros((1, 3), np.int32),
+        "i64": np.zeros((1, 3), np.int64),
+        "f16": np.zeros((1, 3), np.float16),
+        "bf16": x,
+        "f32": np.zeros((1, 3), np.float32),
+    }
+    inputs = [
+        {
+            "name": n,
+            "shape": [1, 3],
+            "datatype": dt,
+            "data": a.astype(np.float32).tolist() if n == "bf16" else a.tolist(),
+        }
+        for (n, a), dt in zip(arrays.items(), DTYPES)
+    ]
     r = httpx.post(f"{server.url}/v2/models/types/infer", json={"inputs": inputs, "outputs": [{"name": "output_5"}]})
     assert r.status_code == 200 and r.json()["outputs"] == [
-        {"name": "output_5", "datatype": "BF16", "shape": [1, 3], "data": [3.0, -4.5, 6.0]}]
+        {"name": "output_5", "datatype": "BF16", "shape": [1, 3], "data": [3.0, -4.5, 6.0]}
+    ]
 
 
 def test_only_the_requested_outputs_come_back(client):
@@ -129,7 +151,7 @@ def test_async_and_64_concurrent_requests_each_get_their_own_answer(client, serv
         np.testing.assert_allclose(p.get_result().as_numpy("output_0"), np.tanh(x @ server.mlp_weight), atol=1e-5)
 
     def blocking(x):
-        c = httpclient.InferenceServerClient(server.url[len("http://"):])
+        c = httpclient.InferenceServerClient(server.url[len("http://") :])
         try:
             return c.infer("mlp", [request(x)]).as_numpy("output_0")
         finally:
@@ -159,12 +181,15 @@ def test_bad_requests_are_refused_with_the_reason_and_the_server_keeps_serving(c
     assert "dim 1 is 5, but it must be 16" in _refused(client, "mlp", one((2, 5)))
     assert "outside the allowed range [1, 16]" in _refused(client, "mlp", one((17, 16)))
     assert "has datatype INT32, but the model takes it as FP32" in _refused(
-        client, "mlp", one((1, 16), "INT32", np.ones((1, 16), np.int32)))
+        client, "mlp", one((1, 16), "INT32", np.ones((1, 16), np.int32))
+    )
     assert "Unknown model 'resnet'" in _refused(client, "resnet", one((1, 16)))
     assert "datatype BYTES (strings) is not one tripy computes on" in _refused(
-        client, "mlp", one((1, 1), "BYTES", np.array([[b"hi"]], dtype=np.object_)))
-    assert "no output named 'output_9'" in _refused(client, "mlp", one((1, 16)),
-                                                    [httpclient.InferRequestedOutput("output_9")])
+        client, "mlp", one((1, 1), "BYTES", np.array([[b"hi"]], dtype=np.object_))
+    )
+    assert "no output named 'output_9'" in _refused(
+        client, "mlp", one((1, 16)), [httpclient.InferRequestedOutput("output_9")]
+    )
 
 
 BAD_BINARY = {
@@ -172,8 +197,11 @@ BAD_BINARY = {
     "header not a number": ({"Inference-Header-Content-Length": "x"}, b"{}", "JSON header's length"),
     "binary shorter than declared": ({}, b"1234", "declares 64 bytes of binary data, but the request has only 4"),
     "binary longer than declared": ({}, b"\0" * 70, "6 bytes of binary data beyond"),
-    "size disagrees with the shape": ("size", b"\0" * 60, "has 60 bytes of data, but its shape [1, 16] and datatype "
-                                                          "need 64"),
+    "size disagrees with the shape": (
+        "size",
+        b"\0" * 60,
+        "has 60 bytes of data, but its shape [1, 16] and datatype need 64",
+    ),
 }
 
 
@@ -181,8 +209,9 @@ BAD_BINARY = {
 def test_malformed_binary_requests_are_400(server, case):
     headers, binary, message = BAD_BINARY[case]
     size = len(binary) if headers == "size" else 64
-    header = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32",
-                                     "parameters": {"binary_data_size": size}}]}).encode()
+    header = json.dumps(
+        {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "parameters": {"binary_data_size": size}}]}
+    ).encode()
     if not isinstance(headers, dict) or not headers:
         headers = {"Inference-Header-Content-Length": str(len(header))}
     body = (header if headers["Inference-Header-Content-Length"] == str(len(header)) else b"{}") + binary

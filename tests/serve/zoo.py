@@ -6,15 +6,23 @@ import numpy as np
 import tripy as tp
 
 RNG = np.random.default_rng(0)
-DTYPES = {"BOOL": (tp.bool, np.bool_), "INT8": (tp.int8, np.int8), "INT32": (tp.int32, np.int32),
-          "INT64": (tp.int64, np.int64), "FP16": (tp.float16, np.float16), "BF16": (tp.bfloat16, ml_dtypes.bfloat16),
-          "FP32": (tp.float32, np.float32)}
+DTYPES = {
+    "BOOL": (tp.bool, np.bool_),
+    "INT8": (tp.int8, np.int8),
+    "INT32": (tp.int32, np.int32),
+    "INT64": (tp.int64, np.int64),
+    "FP16": (tp.float16, np.float16),
+    "BF16": (tp.bfloat16, ml_dtypes.bfloat16),
+    "FP32": (tp.float32, np.float32),
+}
 
 
 def all_types():
     """One input and one output of each datatype: numbers plus one (or doubled, for floats), booleans negated."""
+
     def fn(b, i8, i32, i64, f16, bf16, f32):
         return ~b, i8 + 1, i32 + 1, i64 + 1, f16 * 2.0, bf16 * 2.0, f32 * 2.0
+
     infos = [tp.InputInfo(((1, 2, 8), 3), dt) for dt, _ in DTYPES.values()]
     return tp.compile(fn, args=infos)
 

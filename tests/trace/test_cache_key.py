@@ -42,8 +42,9 @@ def _un(flat_op: type, a: TraceTensor) -> TraceTensor:
 
 
 def _const(value: float, dtype: dtypes.dtype = dtypes.float32) -> TraceTensor:
-    return Constant.build([], None, value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype,
-                          device=CPU).outputs[0]
+    return Constant.build([], None, value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype, device=CPU).outputs[
+        0
+    ]
 
 
 def _scalar(value: float, dtype: dtypes.dtype = dtypes.float32) -> TraceTensor:
@@ -75,8 +76,21 @@ def test_key_is_hashable_and_flat():
     assert all(isinstance(p, int) for p in k)
 
 
-@pytest.mark.parametrize("variant", ["op kind", "attribute", "wiring", "constant", "shape", "dtype", "device",
-                                     "operand order", "shared input", "extra op"])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "op kind",
+        "attribute",
+        "wiring",
+        "constant",
+        "shape",
+        "dtype",
+        "device",
+        "operand order",
+        "shared input",
+        "extra op",
+    ],
+)
 def test_different_graphs_get_different_keys(variant):
     x, y = _input(), _input()
     reference = _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, x, y), x)
@@ -87,10 +101,16 @@ def test_different_graphs_get_different_keys(variant):
         "wiring": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, v), v),  # same ops, other wiring
         "constant": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, v), _scalar(2.0)),
         "shape": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, _input((4, 5)), _input((4, 5))), _input((4, 5))),
-        "dtype": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, _input(dtype=dtypes.float16),
-                                                     _input(dtype=dtypes.float16)), _input(dtype=dtypes.float16)),
-        "device": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, _input(dev=device("gpu:1")),
-                                                     _input(dev=device("gpu:1"))), _input(dev=device("gpu:1"))),
+        "dtype": lambda: _bin(
+            BinaryKind.SUM,
+            _bin(BinaryKind.MUL, _input(dtype=dtypes.float16), _input(dtype=dtypes.float16)),
+            _input(dtype=dtypes.float16),
+        ),
+        "device": lambda: _bin(
+            BinaryKind.SUM,
+            _bin(BinaryKind.MUL, _input(dev=device("gpu:1")), _input(dev=device("gpu:1"))),
+            _input(dev=device("gpu:1")),
+        ),
         "operand order": lambda: _bin(BinaryKind.SUM, u, _bin(BinaryKind.MUL, u, v)),
         "shared input": lambda: _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, u), u),  # one input, not two
         "extra op": lambda: _un(ExpOp, _bin(BinaryKind.SUM, _bin(BinaryKind.MUL, u, v), u)),

@@ -79,7 +79,8 @@ def test_work_grows_linearly_with_graph_size():
     for stage in ("build", "trace", "cache_key", "to_flat_ir", "to_mlir"):
         first, second = w2[stage] - w1[stage], w3[stage] - w2[stage]
         assert 0.95 <= second / first <= 1.05, (
-            f"{stage}: +{first} calls for blocks 100..200, +{second} for blocks 200..300: not linear")
+            f"{stage}: +{first} calls for blocks 100..200, +{second} for blocks 200..300: not linear"
+        )
 
 
 class _WholeSetGuard(set):
@@ -109,8 +110,11 @@ def test_deep_graphs_do_not_recurse():
     depth = sys.getrecursionlimit() * 3
     x, w = _input(), _input()
     for i in range(depth):
-        x = (BinaryElementwise.build([x, w], None, kind=BinaryKind.SUM) if i % 2 else
-             UnaryElementwise.build([x], None, flat_op=TanhOp, spelling="tanh")).outputs[0]
+        x = (
+            BinaryElementwise.build([x, w], None, kind=BinaryKind.SUM)
+            if i % 2
+            else UnaryElementwise.build([x], None, flat_op=TanhOp, spelling="tanh")
+        ).outputs[0]
     trace = Trace([x])
     assert len(trace.ops) == depth + 2
     assert len(trace.cache_key()) > depth

@@ -44,8 +44,8 @@ def test_first_element_is_start_and_bounds_stay_in_range(size, step):
 
 
 def test_huge_bounds_are_clamped():
-    assert normalize_slice(-10**9, 10**9, 1, 4) == (0, 4, 4)
-    assert normalize_slice(10**9, -10**9, -1, 4) == (3, -1, 4)
+    assert normalize_slice(-(10**9), 10**9, 1, 4) == (0, 4, 4)
+    assert normalize_slice(10**9, -(10**9), -1, 4) == (3, -1, 4)
     assert normalize_slice(10**9, None, 2, 4) == (4, 4, 0)
 
 
@@ -71,22 +71,26 @@ def _bound_input():
     return Placeholder.build([], None, shape=(), dtype=dtypes.int32, device=CPU).outputs[0]
 
 
-@pytest.mark.parametrize("shape,index,squeeze,new_axes,expected", [
-    ((5, 6), ((1, 4, 1), (None, None, -2)), (), (), (3, 3)),
-    ((5, 6), ((-1, None, 1), (None, None, 1)), (0,), (), (6,)),
-    ((5, 6), ((2, 3, 1), (None, None, 1)), (0,), (0, 2), (1, 6, 1)),
-    ((5, DYNAMIC), ((None, None, 1), (1, None, 1)), (), (), (5, DYNAMIC)),
-    ((DYNAMIC, 4), ((0, 1, 1), (None, None, -1)), (0,), (), (4,)),
-    ((0, 3), ((None, None, 1), (None, None, 1)), (), (), (0, 3)),
-])
+@pytest.mark.parametrize(
+    "shape,index,squeeze,new_axes,expected",
+    [
+        ((5, 6), ((1, 4, 1), (None, None, -2)), (), (), (3, 3)),
+        ((5, 6), ((-1, None, 1), (None, None, 1)), (0,), (), (6,)),
+        ((5, 6), ((2, 3, 1), (None, None, 1)), (0,), (0, 2), (1, 6, 1)),
+        ((5, DYNAMIC), ((None, None, 1), (1, None, 1)), (), (), (5, DYNAMIC)),
+        ((DYNAMIC, 4), ((0, 1, 1), (None, None, -1)), (0,), (), (4,)),
+        ((0, 3), ((None, None, 1), (None, None, 1)), (), (), (0, 3)),
+    ],
+)
 def test_shape_inference(shape, index, squeeze, new_axes, expected):
     op = Slice.build([_input(shape)], index=index, squeeze=squeeze, new_axes=new_axes)
     assert op.outputs[0].shape == expected
 
 
 def test_run_time_bounds_make_the_dim_dynamic():
-    op = Slice.build([_input((5, 6)), _bound_input()], index=((None, DynamicBound(1), 1), (None, None, 1)),
-                     squeeze=(), new_axes=())
+    op = Slice.build(
+        [_input((5, 6)), _bound_input()], index=((None, DynamicBound(1), 1), (None, None, 1)), squeeze=(), new_axes=()
+    )
     assert op.outputs[0].shape == (DYNAMIC, 6)
 
 

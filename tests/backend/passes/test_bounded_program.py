@@ -111,7 +111,7 @@ def test_bounded_program_runs_every_size_up_to_its_bound(rows):
     padded[:rows] = x
     result, sizes = _xla.execute(exe, [_xla.to_device(padded, "cpu", 0), _xla.to_device(np.int32(rows), "cpu", 0)])
     assert np.asarray(sizes).tolist() == [rows]
-    np.testing.assert_allclose(np.asarray(result).reshape(-1)[:rows * 4].reshape(rows, 4), 2 * np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(result).reshape(-1)[: rows * 4].reshape(rows, 4), 2 * np.exp(x), rtol=1e-6)
 
 
 def test_static_shapes_rejects_shapes_the_program_cannot_take():

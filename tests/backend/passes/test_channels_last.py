@@ -10,9 +10,11 @@ from tripy_flatir.mlir_utils import context
 from tripy_backend import _xla, cpu_plan, pipeline
 from tripy_backend.passes import Job, channels_last
 
-CONV = ("stablehlo.convolution({x}, {k}) dim_numbers = [b, f, 0, 1]x[0, 1, i, o]->[b, f, 0, 1], window = "
-        "{{stride = [1, 1], pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} "
-        ": (tensor<{xs}xf32>, tensor<3x3x4x4xf32>) -> tensor<{xs}xf32>")
+CONV = (
+    "stablehlo.convolution({x}, {k}) dim_numbers = [b, f, 0, 1]x[0, 1, i, o]->[b, f, 0, 1], window = "
+    "{{stride = [1, 1], pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} "
+    ": (tensor<{xs}xf32>, tensor<3x3x4x4xf32>) -> tensor<{xs}xf32>"
+)
 
 # conv -> + per-channel bias -> relu -> 2x2 max pool -> conv -> + residual -> concat -> split channels into
 # 2 groups -> sum over each group -> merge: every op between the convolutions keeps the layout free.
@@ -67,9 +69,11 @@ def test_same_numbers_channels_last():
 
 
 def test_program_without_convolutions_is_untouched():
-    program = b"func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n" \
-              b"  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n" \
-              b"  return %0 : tensor<3x2xf32>\n}"
+    program = (
+        b"func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
+        b"  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n"
+        b"  return %0 : tensor<3x2xf32>\n}"
+    )
     assert channels_last.rewrite(program, Job()) is program
 
 
@@ -81,11 +85,14 @@ def test_plan_applies_it_unless_turned_off(monkeypatch, setting, rewritten):
     assert f"channels-last={setting}" in cpu_plan.fingerprint("cpu", 0)
 
 
-@pytest.mark.parametrize("shape_in, shape_out, groups", [
-    ((1, 8, 4, 4), (1, 2, 4, 4, 4), [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])]),
-    ((2, 3, 4), (2, 12), [([0], [0]), ([1, 2], [1])]),
-    ((6,), (1, 6, 1), [([0], [0, 1, 2])]),
-    ((2, 3), (3, 2), [([0, 1], [0, 1])]),  # one group: moves only with both dims, in order
-])
+@pytest.mark.parametrize(
+    "shape_in, shape_out, groups",
+    [
+        ((1, 8, 4, 4), (1, 2, 4, 4, 4), [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])]),
+        ((2, 3, 4), (2, 12), [([0], [0]), ([1, 2], [1])]),
+        ((6,), (1, 6, 1), [([0], [0, 1, 2])]),
+        ((2, 3), (3, 2), [([0, 1], [0, 1])]),  # one group: moves only with both dims, in order
+    ],
+)
 def test_reshape_groups(shape_in, shape_out, groups):
     assert channels_last._reshape_groups(shape_in, shape_out) == groups

@@ -13,16 +13,23 @@ NEGATE = b"""func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 
 def test_the_passes_in_order():
-    assert [p.name for p in pipeline.PIPELINE] == ["bounded-markers", "static-shapes", "lower-markers",
-                                                   "channels-last", "matrix-vector-isolation"]
+    assert [p.name for p in pipeline.PIPELINE] == [
+        "bounded-markers",
+        "static-shapes",
+        "lower-markers",
+        "channels-last",
+        "matrix-vector-isolation",
+    ]
     assert len({p.name for p in pipeline.PIPELINE}) == len(pipeline.PIPELINE)
 
 
 def test_passes_that_do_not_apply_are_skipped():
     seen = []
-    passes = [Pass("first", lambda m, job: seen.append("first") or m),
-              Pass("never", lambda m, job: seen.append("never") or m, applies=lambda job: False),
-              Pass("last", lambda m, job: seen.append("last") or m)]
+    passes = [
+        Pass("first", lambda m, job: seen.append("first") or m),
+        Pass("never", lambda m, job: seen.append("never") or m, applies=lambda job: False),
+        Pass("last", lambda m, job: seen.append("last") or m),
+    ]
     assert pipeline.run(passes, NEGATE, Job()) == NEGATE
     assert seen == ["first", "last"]
 

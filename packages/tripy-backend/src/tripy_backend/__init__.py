@@ -13,5 +13,15 @@ from tripy_backend.memory import to_device, to_numpy
 
 # The version is the distribution's (its pyproject.toml), read back at run time: one source.
 __version__ = _metadata.version("tripy-backend")
-__all__ = ["compilation_count", "ProgramCache", "compile", "module_to_bytecode", "check_device", "compiler_name",
-           "Program", "SavedCode", "to_device", "to_numpy"]
+__all__ = [
+    "compilation_count",
+    "ProgramCache",
+    "compile",
+    "module_to_bytecode",
+    "check_device",
+    "compiler_name",
+    "Program",
+    "SavedCode",
+    "to_device",
+    "to_numpy",
+]

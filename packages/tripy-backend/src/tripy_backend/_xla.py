@@ -74,8 +74,12 @@ def join_processes(coordinator: str, num_processes: int, process_id: int, host: 
         client.connect()
         _coordination.append(client)
         atexit.register(_leave_processes)
-        _distributed.update(distributed_client=client, node_id=process_id, num_nodes=num_processes,
-                            collectives=jx.make_gloo_tcp_collectives(distributed_client=client, hostname=host))
+        _distributed.update(
+            distributed_client=client,
+            node_id=process_id,
+            num_nodes=num_processes,
+            collectives=jx.make_gloo_tcp_collectives(distributed_client=client, hostname=host),
+        )
 
 
 def _leave_processes() -> None:
@@ -133,8 +137,9 @@ def compilation_count() -> int:
     return compilations
 
 
-def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = (),
-            num_devices: int = 1) -> Any:
+def compile(
+    module_bytes: bytes, platform: str, index: int, options: Sequence[Tuple[str, Any]] = (), num_devices: int = 1
+) -> Any:
     """Compile a (statically shaped) StableHLO module with XLA `options` (``pipeline.for_xla`` gives both);
     returns a loaded executable. `num_devices` > 1: an SPMD program (``tripy_flatir.sharding.annotate``)
     partitioned over the platform's first `num_devices` devices (``spmd_devices``)."""
@@ -149,8 +154,9 @@ def compile(module_bytes: bytes, platform: str, index: int, options: Sequence[Tu
         options = [(k, v) for k, v in options if k != "xla_cpu_use_thunk_runtime"]
     compile_options.env_option_overrides = list(options)
     if hasattr(c, "compile_and_load"):
-        return c.compile_and_load(module_bytes, jx.DeviceList(_program_devices(platform, index, num_devices)),
-                                  compile_options)
+        return c.compile_and_load(
+            module_bytes, jx.DeviceList(_program_devices(platform, index, num_devices)), compile_options
+        )
     return c.compile(module_bytes, compile_options)  # older jaxlib
 
 
@@ -166,7 +172,8 @@ def _compile_options(platform: str, num_devices: int) -> Any:
         build.use_spmd_partitioning = True
         build.allow_spmd_sharding_propagation_to_output = [True]  # (results: as the partitioner finds them)
         compile_options.device_assignment = jx.DeviceAssignment.create(
-            np.array([[d.id for d in spmd_devices(platform, num_devices)]]))
+            np.array([[d.id for d in spmd_devices(platform, num_devices)]])
+        )
     return compile_options
 
 
@@ -224,7 +231,9 @@ def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
     """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell)."""
     try:
         cost = executable.cost_analysis()
-        return float(cost.get("flops", max_flops)) < max_flops and float(cost.get("bytes accessed", max_bytes)) < max_bytes
+        return (
+            float(cost.get("flops", max_flops)) < max_flops and float(cost.get("bytes accessed", max_bytes)) < max_bytes
+        )
     except Exception:  # (a backend without a cost analysis)
         return False
 
@@ -237,8 +246,9 @@ def refine_shapes(module_bytes: bytes) -> bytes:
 
     with _native_stderr() as printed:
         try:
-            out = jx.mlir.refine_polymorphic_shapes(module_bytes, enable_shape_assertions=True,
-                                                    validate_static_shapes=True, enable_shardy=False)
+            out = jx.mlir.refine_polymorphic_shapes(
+                module_bytes, enable_shape_assertions=True, validate_static_shapes=True, enable_shardy=False
+            )
             error = None
         except Exception as e:
             error = e
@@ -320,8 +330,9 @@ def _put_function(c: Any, dev: Any) -> Callable[[np.ndarray, Any], Any]:
     from jax.sharding import SingleDeviceSharding
 
     sharding, devices, device_put = SingleDeviceSharding(dev), [dev], jx.batched_device_put
-    return lambda array, semantics: device_put(_aval(array.shape, array.dtype), sharding, [array], devices, True,
-                                               False, semantics, True)  # (True: keep 64-bit types as they are)
+    return lambda array, semantics: device_put(
+        _aval(array.shape, array.dtype), sharding, [array], devices, True, False, semantics, True
+    )  # (True: keep 64-bit types as they are)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -382,8 +393,13 @@ class Launcher:
 
     __slots__ = ("executable", "_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
 
-    def __init__(self, executable: Any, on_error: Callable[[Exception], Exception],
-                 handlers: Sequence[Any] = (), out_shapes: Sequence[Tuple[int, ...]] = ()) -> None:
+    def __init__(
+        self,
+        executable: Any,
+        on_error: Callable[[Exception], Exception],
+        handlers: Sequence[Any] = (),
+        out_shapes: Sequence[Tuple[int, ...]] = (),
+    ) -> None:
         """`handlers` and `out_shapes`: known in advance (an SPMD program's, see ``sharded_result_handlers``)."""
         self.executable = executable  # (the compiled program, for serialize_executable)
         self._execute = executable.execute_sharded
@@ -432,8 +448,9 @@ def deserialize_executable(data: bytes, platform: str, index: int, num_devices: 
     import jaxlib._jax as jx
 
     c = client(platform)
-    return c.deserialize_executable(data, jx.DeviceList(_program_devices(platform, index, num_devices)),
-                                    _compile_options(platform, num_devices))
+    return c.deserialize_executable(
+        data, jx.DeviceList(_program_devices(platform, index, num_devices)), _compile_options(platform, num_devices)
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -453,9 +470,15 @@ def host_fingerprint(platform: str, index: int) -> str:
             cpu = next((line for line in f if line.startswith(("flags", "Features"))), "")
     except OSError:
         cpu = host.processor()
-    parts = [f"jaxlib={jaxlib.__version__}", f"platform={c.platform}", f"platform_version={c.platform_version}",
-             f"device={dev.device_kind}:{index}", f"machine={host.machine()}",
-             f"cpu={hashlib.sha256(cpu.encode()).hexdigest()[:16]}", f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}"]
+    parts = [
+        f"jaxlib={jaxlib.__version__}",
+        f"platform={c.platform}",
+        f"platform_version={c.platform_version}",
+        f"device={dev.device_kind}:{index}",
+        f"machine={host.machine()}",
+        f"cpu={hashlib.sha256(cpu.encode()).hexdigest()[:16]}",
+        f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}",
+    ]
     return ";".join(parts)
 
 
@@ -488,8 +511,9 @@ def put_sharded(array: np.ndarray, platform: str, layout: Any) -> Any:
     aval = _aval(array.shape, array.dtype)
     if hasattr(client(platform), "buffer_from_pyval"):  # jaxlib 0.6
         return jx.batched_device_put(aval, sharding, shards, devices, True, False)
-    return jx.batched_device_put(aval, sharding, shards, devices, True, False,
-                                 jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+    return jx.batched_device_put(
+        aval, sharding, shards, devices, True, False, jx.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True
+    )
 
 
 def has_layout(buffer: Any, platform: str, layout: Any) -> bool:
@@ -510,8 +534,9 @@ def is_local(buffer: Any) -> bool:
     return bool(buffer.is_fully_addressable)
 
 
-def sharded_result_handlers(executable: Any, platform: str, num_devices: int, shapes: Sequence[Tuple[int, ...]],
-                            dtypes: Sequence[Any]) -> List[Any]:
+def sharded_result_handlers(
+    executable: Any, platform: str, num_devices: int, shapes: Sequence[Tuple[int, ...]], dtypes: Sequence[Any]
+) -> List[Any]:
     """C++ handlers that assemble an SPMD program's per-device results into arrays of the global `shapes`,
     split as the partitioner chose (``get_output_shardings``)."""
     import jax.core

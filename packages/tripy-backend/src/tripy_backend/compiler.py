@@ -42,18 +42,28 @@ class Compiler:
             progress.step_started(f"compiling ({why})")
             try:
                 prepared, options = pipeline.for_xla(module_bytes, plat, self.optimization_level, self.name)
-                exe, loaded = disk_cache.compile(prepared, options, plat, self.device.index,  # (plain if it is off)
-                                                 optimization_level=self.optimization_level,
-                                                 num_devices=self.num_devices)
+                exe, loaded = disk_cache.compile(
+                    prepared,
+                    options,
+                    plat,
+                    self.device.index,  # (plain if it is off)
+                    optimization_level=self.optimization_level,
+                    num_devices=self.num_devices,
+                )
             except Exception as e:  # compiler errors: mapped to user code through the ops' locations
-                raise size_error(self.source, f"{compiler_name(self.device)} failed to compile the program",
-                                 str(e)) from None
+                raise size_error(
+                    self.source, f"{compiler_name(self.device)} failed to compile the program", str(e)
+                ) from None
             progress.step_done()
         if loaded is not None:
             self._loaded[id(exe)] = (exe, loaded)
         logger.log(lambda: f"[{compiler_name(self.device)}] compiled in {time.perf_counter() - start:.4f} s", "timing")
-        logger.log(lambda: f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in "
-                           f"{time.perf_counter() - start:.3f} s", "compile")
+        logger.log(
+            lambda: (
+                f"[compile] {compiler_name(self.device)}: {self.name} ({why}) in {time.perf_counter() - start:.3f} s"
+            ),
+            "compile",
+        )
         return exe
 
     def load(self, data: bytes) -> Any:

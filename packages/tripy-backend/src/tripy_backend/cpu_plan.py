@@ -102,12 +102,17 @@ def keeps_transposed_weight(rows: int, weight_elements: int, program_runtime: st
 def widens_weight_in_loop(rows: int, weight_elements: int, program_runtime: str) -> bool:
     """Whether a product with `rows` rows (-1: not static) reads a narrow stored weight (of `weight_elements`)
     and widens it in its own loop, instead of a float copy made once (see the module docstring)."""
-    return (rows == 1 and program_runtime == "thunk" and weight_elements >= ISOLATE_ELEMENTS
-            and _xla.matrix_vector_reads_stored_weight())
+    return (
+        rows == 1
+        and program_runtime == "thunk"
+        and weight_elements >= ISOLATE_ELEMENTS
+        and _xla.matrix_vector_reads_stored_weight()
+    )
 
 
-def compile_options(platform: str, optimization_level: int, program_runtime: str = "classic",
-                    convolutions: bool = False) -> List[Tuple[str, Any]]:
+def compile_options(
+    platform: str, optimization_level: int, program_runtime: str = "classic", convolutions: bool = False
+) -> List[Tuple[str, Any]]:
     """The XLA options tripy sets per compilation (not process-wide, unlike ``XLA_FLAGS``)."""
     if platform != "cpu":
         return []
@@ -120,8 +125,6 @@ def compile_options(platform: str, optimization_level: int, program_runtime: str
     if optimization_level <= 3:
         options.append(LLVM_O2)
     return options
-
-
 
 
 def module_runtime(module_bytes: bytes) -> str:
@@ -164,12 +167,6 @@ def product(op: Any) -> Product:
     return Product(min(free), math.prod(shapes[larger]))
 
 
-
-
-
-
-
-
 def free_elements(op: object, operand: int) -> int:
     """The elements of `op`'s operand `operand` outside its batch and contracting dims."""
     from jax.extend.mlir import ir
@@ -177,8 +174,11 @@ def free_elements(op: object, operand: int) -> int:
 
     dims = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])  # type: ignore[attr-defined]
     shape = ir.RankedTensorType(op.operands[operand].type).shape  # type: ignore[attr-defined]
-    skip = ((dims.lhs_batching_dimensions, dims.lhs_contracting_dimensions) if operand == 0 else
-            (dims.rhs_batching_dimensions, dims.rhs_contracting_dimensions))
+    skip = (
+        (dims.lhs_batching_dimensions, dims.lhs_contracting_dimensions)
+        if operand == 0
+        else (dims.rhs_batching_dimensions, dims.rhs_contracting_dimensions)
+    )
     return math.prod(d for i, d in enumerate(shape) if i not in (*skip[0], *skip[1]))
 
 

@@ -76,19 +76,25 @@ def check_device(device: Device) -> None:
         requested = requested_gpu_backend()
         if requested is not None:
             _, package, compiler, _ = GPU_BACKENDS[requested]
-            why = (f"{ENV_VAR}={requested} asks for {compiler}, but " +
-                   ("no NVIDIA GPU is visible to it." if _installed(package) else
-                    f"it is not installed: {install_command(requested)}"))
+            why = f"{ENV_VAR}={requested} asks for {compiler}, but " + (
+                "no NVIDIA GPU is visible to it."
+                if _installed(package)
+                else f"it is not installed: {install_command(requested)}"
+            )
         else:
-            why = ("no GPU backend is installed or no NVIDIA GPU was found. Install one: "
-                   f"{install_command('tensorrt')} (MLIR-TensorRT; needs CUDA 13 and TensorRT 10) or "
-                   f"{install_command('xla')} (XLA:GPU).")
-        raise TripyException(f"Device '{device}' is not available: {why} "
-                             "tripy runs on the CPU by default (tp.device('cpu')).")
+            why = (
+                "no GPU backend is installed or no NVIDIA GPU was found. Install one: "
+                f"{install_command('tensorrt')} (MLIR-TensorRT; needs CUDA 13 and TensorRT 10) or "
+                f"{install_command('xla')} (XLA:GPU)."
+            )
+        raise TripyException(
+            f"Device '{device}' is not available: {why} tripy runs on the CPU by default (tp.device('cpu'))."
+        )
     count = len(_xla.client(GPU_BACKENDS[name][0]).local_devices())
     if device.index >= count:
-        raise TripyException(f"Device '{device}' does not exist: {GPU_BACKENDS[name][2]} sees {count} GPU(s) "
-                             f"(gpu:0 to gpu:{count - 1}).")
+        raise TripyException(
+            f"Device '{device}' does not exist: {GPU_BACKENDS[name][2]} sees {count} GPU(s) (gpu:0 to gpu:{count - 1})."
+        )
 
 
 def compiler_name(device: Device) -> str:

@@ -59,8 +59,10 @@ class Stats:
         self.hits = self.misses = self.bad_entries = self.writes = self.write_errors = self.evictions = 0
 
     def __repr__(self) -> str:
-        return (f"Stats(hits={self.hits}, misses={self.misses}, bad_entries={self.bad_entries}, "
-                f"writes={self.writes}, write_errors={self.write_errors}, evictions={self.evictions})")
+        return (
+            f"Stats(hits={self.hits}, misses={self.misses}, bad_entries={self.bad_entries}, "
+            f"writes={self.writes}, write_errors={self.write_errors}, evictions={self.evictions})"
+        )
 
 
 stats = Stats()
@@ -94,7 +96,7 @@ def max_size() -> Optional[int]:
         return None
     unit = text[-1] if text[-1] in _UNITS else ""
     try:
-        return int(float(text[:len(text) - len(unit)]) * _UNITS[unit])
+        return int(float(text[: len(text) - len(unit)]) * _UNITS[unit])
     except ValueError:
         logger.log(f"disk cache: ignoring {MAX_SIZE_ENV_VAR}={os.environ[MAX_SIZE_ENV_VAR]!r} (not a size)", "cache")
         return None
@@ -217,9 +219,13 @@ def decode(data: bytes, key: str) -> Optional[bytes]:
     if len(data) < _HEADER.size:
         return None
     magic, key_digest, length, digest = _HEADER.unpack_from(data)
-    payload = data[_HEADER.size:]
-    if (magic != MAGIC or key_digest != hashlib.sha256(key.encode()).digest() or length != len(payload)
-            or hashlib.sha256(payload).digest() != digest):
+    payload = data[_HEADER.size :]
+    if (
+        magic != MAGIC
+        or key_digest != hashlib.sha256(key.encode()).digest()
+        or length != len(payload)
+        or hashlib.sha256(payload).digest() != digest
+    ):
         return None
     return payload
 
@@ -231,8 +237,14 @@ def clear() -> None:
         DiskCache(root).clear()
 
 
-def compile(module_bytes: bytes, options: List[Tuple[str, Any]], platform: str, index: int,
-            optimization_level: int = 3, num_devices: int = 1) -> Tuple[Any, Optional[bytes]]:
+def compile(
+    module_bytes: bytes,
+    options: List[Tuple[str, Any]],
+    platform: str,
+    index: int,
+    optimization_level: int = 3,
+    num_devices: int = 1,
+) -> Tuple[Any, Optional[bytes]]:
     """Compile a module the pipeline prepared (``pipeline.for_xla``: the module and its XLA `options`), through
     the persistent cache when it is on (see the module docstring): (the compiled program, the entry's bytes if it
     was loaded from one, else None). `num_devices` > 1: an SPMD program over that many devices (see

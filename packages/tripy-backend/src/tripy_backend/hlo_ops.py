@@ -21,8 +21,10 @@ from tripy_flatir.stack_info import SourceFrame
 from tripy_backend import _xla
 
 _HEADER = re.compile(r"^(?P<entry>ENTRY )?%?(?P<name>[\w.\-]+) \((?P<params>.*)\) -> (?P<result>.*) \{$")
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?(?P<name>[\w.\-]+) = (?P<type>.+?) (?P<opcode>[\w\-]+)"
-                          r"\((?P<operands>[^)]*)\)(?P<rest>.*)$")
+_INSTRUCTION = re.compile(
+    r"^\s*(?:ROOT )?%?(?P<name>[\w.\-]+) = (?P<type>.+?) (?P<opcode>[\w\-]+)"
+    r"\((?P<operands>[^)]*)\)(?P<rest>.*)$"
+)
 _OP_NAME = re.compile(r'metadata=\{op_name="(?P<op>(?:[^"\\]|\\.)*)"')
 _SOURCE = re.compile(r'source_file="(?P<file>(?:[^"\\]|\\.)*)" source_line=(?P<line>\d+)')
 _CALLS = re.compile(r"calls=%?(?P<name>[\w.\-]+)")
@@ -102,11 +104,13 @@ class HloProgram:
         operands = ", ".join(f"%p{i}" for i in range(len(types)))
         rest = _INSTRUCTION.match(op.text).group("rest")  # type: ignore[union-attr]
         body.append(f"  ROOT %{op.name} = {op.type} {op.opcode}({operands}){rest}")
-        others = [header + "\n" + "\n".join(lines) + "\n}" for c, (header, lines) in self._computations.items()
-                  if c != self._entry]
+        others = [
+            header + "\n" + "\n".join(lines) + "\n}"
+            for c, (header, lines) in self._computations.items()
+            if c != self._entry
+        ]
         entry = f"ENTRY %profiled_op ({params}) -> {_LAYOUT.sub('', op.type)} {{\n" + "\n".join(body) + "\n}"
         return "\n\n".join(["HloModule profiled_op", self._preamble, *others, entry])
-
 
 
 def _split(text: str) -> Tuple[str, Dict[str, Tuple[str, List[str]]], str]:
@@ -143,8 +147,15 @@ def _read(line: str, fused: Dict[str, List[str]], sources: Dict[str, locations.O
         computes += fused.get(calls.group("name"), [])
     computes = list(dict.fromkeys(computes))
     operands = [o.strip().split(" ")[-1].lstrip("%") for o in m.group("operands").split(",") if o.strip()]
-    return HloOp(m.group("name"), tuple(computes), _where(computes, line, sources), line, m.group("type"),
-                 m.group("opcode"), operands)
+    return HloOp(
+        m.group("name"),
+        tuple(computes),
+        _where(computes, line, sources),
+        line,
+        m.group("type"),
+        m.group("opcode"),
+        operands,
+    )
 
 
 # FlatIR ops that hold most of a fusion's work: a fusion of one is placed at its line, not at its root op's.

@@ -19,17 +19,27 @@ class BoundedLauncher:
     every run). A program whose output dims end with ``[-1]`` also says whether the input shapes fit its shape
     arithmetic (the sizes vector's last element): if not, `on_invalid(shapes)` is raised."""
 
-    def __init__(self, bucket: "_xla.Launcher", bucket_shapes: List[Tuple[int, ...]],
-                 shapes: Tuple[Tuple[int, ...], ...], dynamic_dims: List[Tuple[int, int]], out_dims: List[List[int]],
-                 platform: str, index: int,
-                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> None:
+    def __init__(
+        self,
+        bucket: "_xla.Launcher",
+        bucket_shapes: List[Tuple[int, ...]],
+        shapes: Tuple[Tuple[int, ...], ...],
+        dynamic_dims: List[Tuple[int, int]],
+        out_dims: List[List[int]],
+        platform: str,
+        index: int,
+        on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None,
+    ) -> None:
         self._bucket = bucket
         self.error_types = bucket.error_types
         self.on_error = bucket.on_error
         self._platform, self._index = platform, index
         # (input, bucket shape, where its data goes in the padded buffer) for each input to pad
-        self._pad = [(i, bucket_shapes[i], tuple(slice(0, n) for n in shapes[i]))
-                     for i in range(len(shapes)) if tuple(shapes[i]) != bucket_shapes[i]]
+        self._pad = [
+            (i, bucket_shapes[i], tuple(slice(0, n) for n in shapes[i]))
+            for i in range(len(shapes))
+            if tuple(shapes[i]) != bucket_shapes[i]
+        ]
         self._sizes = [_xla.to_device(np.int32(shapes[i][d]), platform, index) for i, d in dynamic_dims]
         self._checked = bool(out_dims) and out_dims[-1] == [-1]
         self._out_dims = out_dims[:-1] if self._checked else out_dims
@@ -50,19 +60,26 @@ class BoundedLauncher:
     def _outputs(self, outputs: List[Any]) -> List[Any]:
         if self._out_shapes is None:
             self._learn_shapes(outputs)
-        return [Padded(o, s, self._platform, self._index) if dims else o
-                for o, s, dims in zip(outputs, self._out_shapes, self._out_dims)]  # type: ignore[arg-type]
+        return [
+            Padded(o, s, self._platform, self._index) if dims else o
+            for o, s, dims in zip(outputs, self._out_shapes, self._out_dims)  # type: ignore[arg-type]
+        ]
 
     def _learn_shapes(self, outputs: List[Any]) -> None:
-        shapes = [tuple(o.shape) for o in outputs[:len(self._out_dims)]]
+        shapes = [tuple(o.shape) for o in outputs[: len(self._out_dims)]]
         if self._has_sizes:
             values = np.asarray(outputs[-1]).tolist()
             if self._checked and not values.pop():
-                raise (self._on_invalid(self._shapes) if self._on_invalid is not None else
-                       ValueError(f"The program is not valid for input shapes {[list(s) for s in self._shapes]}"))
+                raise (
+                    self._on_invalid(self._shapes)
+                    if self._on_invalid is not None
+                    else ValueError(f"The program is not valid for input shapes {[list(s) for s in self._shapes]}")
+                )
             sizes = iter(values)
-            shapes = [tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
-                      for shape, dims in zip(shapes, self._out_dims)]
+            shapes = [
+                tuple(next(sizes) if d in dims else s for d, s in enumerate(shape))
+                for shape, dims in zip(shapes, self._out_dims)
+            ]
         self._out_shapes = shapes
 
     def __call__(self, buffers: List[Any]) -> List[Any]:
@@ -88,7 +105,7 @@ class Padded:
         self._platform, self._index = platform_name, index
 
     def to_numpy(self) -> np.ndarray:
-        return np.asarray(self.buffer).reshape(-1)[:math.prod(self.shape)].reshape(self.shape)
+        return np.asarray(self.buffer).reshape(-1)[: math.prod(self.shape)].reshape(self.shape)
 
     def materialize(self) -> Any:
         """A buffer of its own, of the real shape (a copy)."""

@@ -48,12 +48,13 @@ def to_numpy(buffer: Any) -> np.ndarray:
         return np.asarray(buffer)
     except Exception:
         if _xla.is_sharded(buffer) and not _xla.is_local(buffer):
-            raise TripyException("This tensor is split across the devices of several processes, and this process "
-                                 "holds only its own pieces of it, so it cannot be read whole here. Make the program "
-                                 "return what each process needs whole (e.g. a reduction over the split dim), or "
-                                 "gather it in the program.") from None
+            raise TripyException(
+                "This tensor is split across the devices of several processes, and this process "
+                "holds only its own pieces of it, so it cannot be read whole here. Make the program "
+                "return what each process needs whole (e.g. a reduction over the split dim), or "
+                "gather it in the program."
+            ) from None
         raise
-
 
 
 def from_dlpack(obj: Any) -> np.ndarray:
@@ -111,7 +112,6 @@ def is_sharded(buffer: Any) -> bool:
 def device_count(device: Device) -> int:
     """How many devices `device`'s platform has (in all processes)."""
     return _xla.device_count(platform(device))
-
 
 
 def is_deferred(buffer: Any) -> bool:

@@ -43,8 +43,9 @@ def run(passes: Sequence[Pass], module_bytes: bytes, job: Job) -> bytes:
             continue
         start = time.perf_counter()
         module_bytes = step.run(module_bytes, job)
-        logger.log(lambda: f"[passes] {job.name}: {step.name} in {(time.perf_counter() - start) * 1e3:.1f} ms",
-                   "passes")
+        logger.log(
+            lambda: f"[passes] {job.name}: {step.name} in {(time.perf_counter() - start) * 1e3:.1f} ms", "passes"
+        )
         if dump is not None:
             _dump(dump, k, step.name, module_bytes)
     return module_bytes
@@ -55,8 +56,13 @@ def specialize(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]], name: str
     return run(SHAPES, module_bytes, Job(name, shapes=[tuple(s) for s in shapes]))
 
 
-def bound(module_bytes: bytes, bounds: Sequence[Tuple[int, ...]], dynamic_dims: Sequence[Tuple[int, int]],
-          lows: Optional[Sequence[Tuple[int, ...]]] = None, name: str = "program") -> Tuple[bytes, List[List[int]]]:
+def bound(
+    module_bytes: bytes,
+    bounds: Sequence[Tuple[int, ...]],
+    dynamic_dims: Sequence[Tuple[int, int]],
+    lows: Optional[Sequence[Tuple[int, ...]]] = None,
+    name: str = "program",
+) -> Tuple[bytes, List[List[int]]]:
     """The bounded program for one bucket (`bounds`: its static shape per input; `dynamic_dims`: the (input, dim)
     pairs padded to their bound, in the order their real sizes are passed, as ``i32`` scalars after the inputs;
     `lows`: its smallest shapes), and the padded dims of each output. Raises ``markers.Unsupported`` (its subclass
@@ -65,8 +71,9 @@ def bound(module_bytes: bytes, bounds: Sequence[Tuple[int, ...]], dynamic_dims: 
     return run(SHAPES, module_bytes, job), job.out_dims
 
 
-def for_xla(module_bytes: bytes, platform: str, optimization_level: int,
-            name: str = "program") -> Tuple[bytes, List[Tuple[str, Any]]]:
+def for_xla(
+    module_bytes: bytes, platform: str, optimization_level: int, name: str = "program"
+) -> Tuple[bytes, List[Tuple[str, Any]]]:
     """(the static module prepared for `platform`'s compiler, its XLA options)."""
     if platform != "cpu":
         return module_bytes, []

@@ -95,8 +95,11 @@ def record(run: Callable[[], List[float]], programs: Sequence[CompiledProgram]) 
     try:
         trace = _xla.profiler_trace(lambda: walls.extend(run()))
     except _xla.runtime_error_types() as e:  # (XLA's profiler runs one session at a time in a process)
-        raise_error(f"XLA's profiler could not start: {str(e).strip()}", stack_info.capture(),
-                    ["Stop the other profiler first (e.g. jax.profiler.stop_trace()), or profile one thing at a time."])
+        raise_error(
+            f"XLA's profiler could not start: {str(e).strip()}",
+            stack_info.capture(),
+            ["Stop the other profiler first (e.g. jax.profiler.stop_trace()), or profile one thing at a time."],
+        )
     hlo: Dict[int, HloProgram] = {}
     for p in programs:
         if id(p.executable) not in hlo:
@@ -122,8 +125,13 @@ def _calls(trace: Dict[str, Any], programs: Sequence[CompiledProgram], hlo: Dict
     for index, (program, event) in enumerate(zip(programs, runs)):
         program_hlo = hlo[id(program.executable)]
         call = Call(index, program.label, float(event["dur"]))
-        inside = [e for e in events if e.get("tid") == event.get("tid") and "hlo_op" in e.get("args", {})
-                  and event["ts"] <= e["ts"] <= event["ts"] + event["dur"]]
+        inside = [
+            e
+            for e in events
+            if e.get("tid") == event.get("tid")
+            and "hlo_op" in e.get("args", {})
+            and event["ts"] <= e["ts"] <= event["ts"] + event["dur"]
+        ]
         ops = by_run.get(inside[0]["args"]["run_id"], []) if inside else []
         for e in ops:
             op = program_hlo.ops.get(e["args"]["hlo_op"])
@@ -207,18 +215,24 @@ def format_table(profile: Profile, by: str = "line") -> str:
     total = profile.total_us or 1.0
     walls = [c.wall_us for c in profile.calls if c.wall_us is not None]
     wall = f", {sum(walls) / len(walls):.1f} us per call as measured around it" if walls else ""
-    lines = [f"Profile of {len(profile.calls)} call(s): {profile.total_us / 1e3:.3f} ms in XLA "
-             f"({profile.total_us / max(1, len(profile.calls)):.1f} us per call{wall})",
-             f"{'share':>7} {'total ms':>9} {'calls':>6} {'mean us':>9} {'GFLOP/s':>8}  "
-             "user line / tripy ops / XLA ops"]
+    lines = [
+        f"Profile of {len(profile.calls)} call(s): {profile.total_us / 1e3:.3f} ms in XLA "
+        f"({profile.total_us / max(1, len(profile.calls)):.1f} us per call{wall})",
+        f"{'share':>7} {'total ms':>9} {'calls':>6} {'mean us':>9} {'GFLOP/s':>8}  user line / tripy ops / XLA ops",
+    ]
     for row in profile.rows(by):
         rate = f"{row.flops / row.total_us / 1e3:.1f}" if row.flops and row.total_us else "-"
-        lines.append(f"{row.total_us / total:7.1%} {row.total_us / 1e3:9.3f} {row.calls:6d} "
-                     f"{row.total_us / row.calls:9.1f} {rate:>8}  {row.label}")
+        lines.append(
+            f"{row.total_us / total:7.1%} {row.total_us / 1e3:9.3f} {row.calls:6d} "
+            f"{row.total_us / row.calls:9.1f} {rate:>8}  {row.label}"
+        )
         lines.append(f"{'':45}[{_first(row.tripy_ops, 8)}] {_first(row.xla_ops, 6)}")
     outside = profile.total_us - profile.ops_us
-    what = "(outside XLA's ops: launch, buffers)" if profile.ops_us else \
-        "(the whole program: XLA:CPU reports no per-op times before jaxlib 0.8)"
+    what = (
+        "(outside XLA's ops: launch, buffers)"
+        if profile.ops_us
+        else "(the whole program: XLA:CPU reports no per-op times before jaxlib 0.8)"
+    )
     lines.append(f"{outside / total:7.1%} {outside / 1e3:9.3f} {'':26}{what}")
     lines.append(f"{1:7.1%} {profile.total_us / 1e3:9.3f} {'':26}total")
     lines.append("Programs: " + "; ".join(_program_runs(profile.calls)))

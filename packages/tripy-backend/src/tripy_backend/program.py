@@ -62,9 +62,16 @@ class SavedCode:
 class Program:
     MAX_SPECIALIZATIONS = 64
 
-    def __init__(self, module_bytes: bytes, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-                 optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
-                 num_devices: int = 1) -> None:
+    def __init__(
+        self,
+        module_bytes: bytes,
+        input_shapes: Sequence[Tuple[int, ...]],
+        device: Device,
+        optimization_level: int = 3,
+        name: str = "program",
+        saved: Optional[SavedCode] = None,
+        num_devices: int = 1,
+    ) -> None:
         self.name = name
         self.num_devices = num_devices  # > 1: an SPMD program (static shapes only), one part per device
         self.module_bytes = module_bytes
@@ -144,14 +151,20 @@ class Program:
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
         if self._saved is not None:
             if self._saved.buckets is None:
-                logger.log(f"[compile] {self.name}: no bounded programs (none when it was saved); each new input "
-                           "shape compiles at its first call", "compile")
+                logger.log(
+                    f"[compile] {self.name}: no bounded programs (none when it was saved); each new input "
+                    "shape compiles at its first call",
+                    "compile",
+                )
                 return False
             try:
                 ranges.deserialize(self._saved.buckets)
                 self.ranges = ranges
-                logger.log(f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs "
-                           f"(plan: {ranges.plan_text()})", "compile")
+                logger.log(
+                    f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs "
+                    f"(plan: {ranges.plan_text()})",
+                    "compile",
+                )
                 if len(ranges.programs) < len(ranges.buckets()):  # programs XLA could not serialize
                     return self._compile_ranges(ranges)
                 return True
@@ -167,8 +180,11 @@ class Program:
         except Exception as e:  # a program that does not compile even for one static shape
             self.ranges = None
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            logger.log(f"[compile] {self.name}: no programs for the range ({reason}); each new input shape "
-                       "compiles at its first call", "compile")
+            logger.log(
+                f"[compile] {self.name}: no programs for the range ({reason}); each new input shape "
+                "compiles at its first call",
+                "compile",
+            )
             return False
         self.ranges = ranges
         return True
@@ -189,8 +205,10 @@ class Program:
                 self.ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(constants))
             except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
                 continue
-        logger.log(lambda: f"[compile] {self.name}: ran each bounded program once "
-                           f"({time.perf_counter() - start:.3f} s)", "compile")
+        logger.log(
+            lambda: f"[compile] {self.name}: ran each bounded program once ({time.perf_counter() - start:.3f} s)",
+            "compile",
+        )
 
     # ---- saving and loading the compiled code ---------------------------------------------------------
     def fingerprint(self) -> str:
@@ -204,7 +222,9 @@ class Program:
         buckets = self.ranges.serialize() if self.ranges is not None else None
         with _LOCK:
             launchers = list(self._launchers.items())
-        specializations = [([list(s) for s in shapes], self.compiler.code_of(launch.executable)) for shapes, launch in launchers]
+        specializations = [
+            ([list(s) for s in shapes], self.compiler.code_of(launch.executable)) for shapes, launch in launchers
+        ]
         return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
 
     def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
@@ -234,8 +254,9 @@ class Program:
 
     def _specialize(self, shapes: Shapes) -> Any:
         """Compile the module for the static input shapes `shapes`."""
-        return self.compiler.compile(self._specialized_module(shapes),
-                             f"specialized for input shapes {[list(s) for s in shapes]} at call time")
+        return self.compiler.compile(
+            self._specialized_module(shapes), f"specialized for input shapes {[list(s) for s in shapes]} at call time"
+        )
 
     def _invalid_shapes(self, shapes: Sequence[Tuple[int, ...]]) -> TripyException:
         """The error for input shapes that a bounded program found its shape arithmetic rejects: the one a
@@ -252,15 +273,21 @@ class Program:
             return _refined(self.module_bytes, shapes)
         except range_check.Rejected as e:
             what = "is not valid for input shapes" if e.refining else "cannot run on inputs of shapes"
-            shown = shapes[:self.runtime_inputs] if self.runtime_inputs is not None else shapes  # (not the weights')
-            raise TripyException(locations.report(f"The program {what} {[list(s) for s in shown]}", e.messages,
-                                                  e.located_at)) from None
+            shown = shapes[: self.runtime_inputs] if self.runtime_inputs is not None else shapes  # (not the weights')
+            raise TripyException(
+                locations.report(f"The program {what} {[list(s) for s in shown]}", e.messages, e.located_at)
+            ) from None
 
-    def range_error(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]],
-                    labels: Optional[Dict[str, str]] = None) -> Optional[TripyException]:
+    def range_error(
+        self,
+        shapes: Sequence[Tuple[Dim, ...]],
+        variables: Dict[str, Tuple[int, int, int]],
+        labels: Optional[Dict[str, str]] = None,
+    ) -> Optional[TripyException]:
         """For a program that does not compile for its declared range: the error naming a dynamic dim (as
         `labels` describe the variables), the sizes in its range that the program refuses and the op refusing
         them; None if every size is valid (each dim tried alone, see ``range_check``)."""
+
         def check(static_shapes: List[Tuple[int, ...]]) -> None:
             _refined(self.module_bytes, static_shapes)
 
@@ -281,9 +308,16 @@ def _refined(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
     return pipeline.specialize(module_bytes, shapes)
 
 
-def compile(module: Any, input_shapes: Sequence[Tuple[int, ...]], device: Device,
-            optimization_level: int = 3, name: str = "program", saved: Optional[SavedCode] = None,
-            num_devices: int = 1, runtime_inputs: Optional[int] = None) -> Program:
+def compile(
+    module: Any,
+    input_shapes: Sequence[Tuple[int, ...]],
+    device: Device,
+    optimization_level: int = 3,
+    name: str = "program",
+    saved: Optional[SavedCode] = None,
+    num_devices: int = 1,
+    runtime_inputs: Optional[int] = None,
+) -> Program:
     """Compile an MLIR module (``ir.Module``) or its bytecode. `input_shapes` uses -1 for dynamic dims.
     `optimization_level` (0-5): on XLA:CPU, 4 and 5 trade ~1.6x longer compiles for faster programs
     (XLA's classic CPU runtime, which sends matrix products to optimized GEMM kernels). `saved`: compiled

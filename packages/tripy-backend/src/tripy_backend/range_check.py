@@ -33,8 +33,11 @@ def _shapes(dims: Sequence[Tuple[Dim, ...]], values: Dict[str, int]) -> List[Tup
     return [tuple(values[d] if isinstance(d, str) else d for d in shape) for shape in dims]
 
 
-def refused_sizes(check: Callable[[List[Tuple[int, ...]]], None], dims: Sequence[Tuple[Dim, ...]],
-                  variables: Dict[str, Tuple[int, int, int]]) -> Optional[Tuple[str, List[int], List[int], Rejected]]:
+def refused_sizes(
+    check: Callable[[List[Tuple[int, ...]]], None],
+    dims: Sequence[Tuple[Dim, ...]],
+    variables: Dict[str, Tuple[int, int, int]],
+) -> Optional[Tuple[str, List[int], List[int], Rejected]]:
     """The first variable with sizes in its range that `check(shapes)` rejects (raises Rejected), the others at
     their opt, and some that it accepts (else the failure is not this variable's): (its name, the refused sizes,
     the accepted ones, the first rejection); None if there is none."""
@@ -53,13 +56,20 @@ def refused_sizes(check: Callable[[List[Tuple[int, ...]]], None], dims: Sequence
     return None
 
 
-def headline(name: str, variables: Dict[str, Tuple[int, int, int]], refused: List[int], accepted: List[int],
-             label: Optional[str] = None) -> str:
+def headline(
+    name: str,
+    variables: Dict[str, Tuple[int, int, int]],
+    refused: List[int],
+    accepted: List[int],
+    label: Optional[str] = None,
+) -> str:
     """The report's first line: the dim (`label` describes it, e.g. "dim 1 of input 'x'"), its declared range,
     the sizes refused (and those that run)."""
     low, opt, high = variables[name]
-    return (f"The declared range of {label or name} (min {low}, opt {opt}, max {high}) holds sizes this program "
-            f"cannot run: {_list(refused)} (it runs for {_list(accepted)})")
+    return (
+        f"The declared range of {label or name} (min {low}, opt {opt}, max {high}) holds sizes this program "
+        f"cannot run: {_list(refused)} (it runs for {_list(accepted)})"
+    )
 
 
 def _list(sizes: List[int]) -> str:

@@ -28,14 +28,20 @@ from tripy_backend.passes.markers import SmallSize, Unsupported
 from tripy_backend.devices import platform
 from tripy_backend.launch import BoundedLauncher
 
+
 class RangeProgram:
     """Bounded programs covering every shape in the ranges of `variables`.
 
     `shapes` has one entry per argument (the runtime inputs, then any fixed ones), each dim an int or a
     variable name; `compiler` compiles each static program (logging and caching)."""
 
-    def __init__(self, module_bytes: bytes, shapes: Sequence[Tuple[Dim, ...]],
-                 variables: Dict[str, Tuple[int, int, int]], compiler: Compiler) -> None:
+    def __init__(
+        self,
+        module_bytes: bytes,
+        shapes: Sequence[Tuple[Dim, ...]],
+        variables: Dict[str, Tuple[int, int, int]],
+        compiler: Compiler,
+    ) -> None:
         self.shapes = [tuple(s) for s in shapes]
         self.variables = dict(variables)
         self.compiler = compiler
@@ -55,8 +61,9 @@ class RangeProgram:
     def _plan(self, cheap: bool, per_size: bool = False) -> None:
         self.per_size = per_size
         self._small = []  # (buckets of an earlier plan)
-        self.bounds = (range_plan.plan_sizes(self.variables) if per_size else
-                       range_plan.plan_buckets(self.variables, cheap))
+        self.bounds = (
+            range_plan.plan_sizes(self.variables) if per_size else range_plan.plan_buckets(self.variables, cheap)
+        )
         # size -> bound, per variable: a call finds its bucket with one list index per variable (-1: none)
         self._bound_of = {n: range_plan.lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
 
@@ -94,8 +101,9 @@ class RangeProgram:
                     self._plan(cheap=False, per_size=True)
                     self.programs = {b: p for b, p in static.items() if b in set(self.buckets())}
                     reason = _first_line(e)
-                    logger.log(lambda: f"[compile] {what}: no bounded programs ({reason}); " + self.per_size_note(),
-                               "compile")
+                    logger.log(
+                        lambda: f"[compile] {what}: no bounded programs ({reason}); " + self.per_size_note(), "compile"
+                    )
             if self.per_size:
                 opt = tuple(self.variables[n][1] for n in self.names)
                 if opt not in self.programs:  # (a program that does not compile at all fails here, once)
@@ -104,27 +112,43 @@ class RangeProgram:
             while self._small:
                 small, self._small = self._small, []
                 if not self._split(small):
-                    logger.log(f"[compile] {what}: too many sizes to give each its own bucket (at most "
-                               f"{range_plan.MAX_STATIC_PROGRAMS}): the shapes of {len(small)} bucket(s) compile at "
-                               "their first call", "compile")
+                    logger.log(
+                        f"[compile] {what}: too many sizes to give each its own bucket (at most "
+                        f"{range_plan.MAX_STATIC_PROGRAMS}): the shapes of {len(small)} bucket(s) compile at "
+                        "their first call",
+                        "compile",
+                    )
                     break
                 self._compile_rest(progress)
         if not self.programs:
             raise SmallSize("every bucket needs a computed size of 0 or 1")
-        logger.log(lambda: f"[compile] {what}: {len(self.programs)} programs cover "
-                   + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
-                   + f" (plan: {self.plan_text()}; {time.perf_counter() - start:.3f} s)", "compile")
+        logger.log(
+            lambda: (
+                f"[compile] {what}: {len(self.programs)} programs cover "
+                + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
+                + f" (plan: {self.plan_text()}; {time.perf_counter() - start:.3f} s)"
+            ),
+            "compile",
+        )
 
     def _compile_bounded(self, progress: Any) -> None:
         largest = tuple(self.bounds[n][-1] for n in self.names)
         if largest not in self.programs:  # (loaded from disk, see `deserialize`)
             self._compile_bucket(largest)
             progress.step_done()
-        if (range_plan.EXACT_SIZES and len(self.names) == 1 and largest in self.programs and not self.loaded
-                and _xla.is_cheap(self.programs[largest][0], range_plan.CHEAP_FLOPS, range_plan.CHEAP_BYTES)):
+        if (
+            range_plan.EXACT_SIZES
+            and len(self.names) == 1
+            and largest in self.programs
+            and not self.loaded
+            and _xla.is_cheap(self.programs[largest][0], range_plan.CHEAP_FLOPS, range_plan.CHEAP_BYTES)
+        ):
             self._plan(cheap=True)
-            logger.log(f"[compile] {self.compiler.name}: a cheap program (XLA's cost analysis): each of the "
-                       f"{range_plan.EXACT_SIZES} shapes nearest opt gets a program of its own", "compile")
+            logger.log(
+                f"[compile] {self.compiler.name}: a cheap program (XLA's cost analysis): each of the "
+                f"{range_plan.EXACT_SIZES} shapes nearest opt gets a program of its own",
+                "compile",
+            )
             if self.exact(largest):
                 del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
         self._compile_rest(progress)
@@ -167,7 +191,8 @@ class RangeProgram:
         program each."""
         if self.per_size:
             return "a static program per shape, " + ", ".join(
-                f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names)
+                f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names
+            )
         return "; ".join(f"{n} <= {', '.join(map(str, self.bounds[n]))}" for n in self.names)
 
     def per_size_note(self) -> str:
@@ -175,9 +200,13 @@ class RangeProgram:
         wide = [n for n in self.names if len(self.bounds[n]) < self.variables[n][2] - self.variables[n][0] + 1]
         if not wide:
             return f"a static program for each of the {len(self.buckets())} shapes in range, compiled now"
-        return (f"the range is too wide for a static program per shape (at most {range_plan.MAX_STATIC_PROGRAMS}): "
-                + ", ".join(f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names)
-                + " compile now; other sizes of " + ", ".join(wide) + " compile at their first call")
+        return (
+            f"the range is too wide for a static program per shape (at most {range_plan.MAX_STATIC_PROGRAMS}): "
+            + ", ".join(f"{n} = {self.bounds[n][0]}..{self.bounds[n][-1]}" for n in self.names)
+            + " compile now; other sizes of "
+            + ", ".join(wide)
+            + " compile at their first call"
+        )
 
     def _compile_bucket(self, bucket: Tuple[int, ...]) -> None:
         """Compile `bucket`'s program. A bucket whose bounds the program rejects (a reshape of 3 rows to
@@ -194,19 +223,26 @@ class RangeProgram:
             except Exception as e:
                 if bucket == opt:
                     raise
-                logger.log(f"[compile] {self.compiler.name}: {where} left out (the program is not valid for these "
-                           f"shapes: {_first_line(e)})", "compile")
+                logger.log(
+                    f"[compile] {self.compiler.name}: {where} left out (the program is not valid for these "
+                    f"shapes: {_first_line(e)})",
+                    "compile",
+                )
                 return
             self.programs[bucket] = (self.compiler.compile(module, why), [])
             return
         try:
-            module, out_dims = pipeline.bound(self.module_bytes, shapes, self.dynamic_dims, self._lowest_shapes(bucket),
-                                             self.compiler.name)
+            module, out_dims = pipeline.bound(
+                self.module_bytes, shapes, self.dynamic_dims, self._lowest_shapes(bucket), self.compiler.name
+            )
         except SmallSize as e:
             if len(buckets) == 1:
                 raise
-            logger.log(f"[compile] {self.compiler.name}: {where}: no bounded program ({e}); each of its sizes gets a "
-                       "bucket of its own", "compile")
+            logger.log(
+                f"[compile] {self.compiler.name}: {where}: no bounded program ({e}); each of its sizes gets a "
+                "bucket of its own",
+                "compile",
+            )
             self._small.append(bucket)
             return
         except Unsupported:
@@ -214,8 +250,11 @@ class RangeProgram:
         except Exception as e:  # (refinement failed: if a static program for the bounds fails too, they are invalid)
             if bucket == opt or _valid(self.module_bytes, shapes):
                 raise
-            logger.log(f"[compile] {self.compiler.name}: {where} left out (the program is not valid for its bounds: "
-                       f"{_first_line(e)}); its shapes compile at their first call", "compile")
+            logger.log(
+                f"[compile] {self.compiler.name}: {where} left out (the program is not valid for its bounds: "
+                f"{_first_line(e)}); its shapes compile at their first call",
+                "compile",
+            )
             return
         why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
         self.programs[bucket] = (self.compiler.compile(module, why), out_dims)
@@ -239,8 +278,11 @@ class RangeProgram:
                 data = self.compiler.code_of(exe)
             except Exception as e:
                 data = b""
-                logger.log(f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
-                           f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it", "compile")
+                logger.log(
+                    f"[compile] the program for {dict(zip(self.names, bucket))} is saved as StableHLO only "
+                    f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it",
+                    "compile",
+                )
             saved.append((list(bucket), out_dims, data))
         return saved
 
@@ -266,7 +308,7 @@ class RangeProgram:
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and their bucket has a program."""
-        for (i, d) in self.dynamic_dims:
+        for i, d in self.dynamic_dims:
             lo, _, hi = self.variables[self.shapes[i][d]]  # type: ignore[index]
             if not lo <= shapes[i][d] <= hi:
                 return False
@@ -275,17 +317,24 @@ class RangeProgram:
     def bucket_of(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
         """The bucket that holds input shapes `shapes` (in range)."""
         sizes: Dict[Dim, int] = {}
-        for (i, d) in self.dynamic_dims:
+        for i, d in self.dynamic_dims:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
         return tuple(self._bound_of[n][sizes[n]] for n in self.names)
 
     def ready_launchers(self) -> List[Tuple[Tuple[Tuple[int, ...], ...], Any]]:
         """(input shapes, launcher) of each exact bucket whose launcher has run (``Program.warm_up``)."""
-        return [(shapes, launcher) for shapes, launcher in self._launchers.items()
-                if isinstance(launcher, _xla.Launcher) and launcher.out_shapes]
+        return [
+            (shapes, launcher)
+            for shapes, launcher in self._launchers.items()
+            if isinstance(launcher, _xla.Launcher) and launcher.out_shapes
+        ]
 
-    def launcher(self, shapes: Tuple[Tuple[int, ...], ...], on_error: Callable[[Exception], Exception],
-                 on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None) -> Any:
+    def launcher(
+        self,
+        shapes: Tuple[Tuple[int, ...], ...],
+        on_error: Callable[[Exception], Exception],
+        on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]] = None,
+    ) -> Any:
         """The launcher for input shapes `shapes` (which must be in range): an ``_xla.Launcher`` for an
         exact bucket, else a ``BoundedLauncher`` (`on_invalid(shapes)`: the error for shapes that the
         program's shape arithmetic rejects, see ``bounded_markers._check_reshape_sizes``)."""
@@ -299,8 +348,16 @@ class RangeProgram:
                 inner = self._bucket_launchers.get(bucket)
                 if inner is None:
                     inner = self._bucket_launchers[bucket] = _xla.Launcher(exe, on_error)
-                launcher = BoundedLauncher(inner, self.bucket_shapes(bucket), shapes, self.dynamic_dims, out_dims,
-                                           platform(self.device), self.device.index, on_invalid)
+                launcher = BoundedLauncher(
+                    inner,
+                    self.bucket_shapes(bucket),
+                    shapes,
+                    self.dynamic_dims,
+                    out_dims,
+                    platform(self.device),
+                    self.device.index,
+                    on_invalid,
+                )
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
@@ -323,4 +380,3 @@ def _first_line(e: Exception) -> str:
     if not lines:
         return type(e).__name__
     return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
-

@@ -19,8 +19,9 @@ def largest_op(module_bytes: bytes, message: str) -> Tuple[List[str], List[str]]
     if found is None:
         return [], []
     nbytes, type_text, location = found
-    return [f"The largest tensor of the program is a {type_text} ({nbytes:,} bytes): too large to allocate."], \
-        [location]
+    return [f"The largest tensor of the program is a {type_text} ({nbytes:,} bytes): too large to allocate."], [
+        location
+    ]
 
 
 def _largest(module_bytes: bytes) -> Optional[Tuple[int, str, str]]:

@@ -21,8 +21,10 @@ class device:
         kind, _, index = device.partition(":")
         kind = kind.strip().lower()
         if kind not in self.KINDS:
-            raise TripyException(f"Unknown device kind '{kind}' in '{device}'. Use one of: {', '.join(self.KINDS)} "
-                                 "(optionally with an index, e.g. 'gpu:1').")
+            raise TripyException(
+                f"Unknown device kind '{kind}' in '{device}'. Use one of: {', '.join(self.KINDS)} "
+                "(optionally with an index, e.g. 'gpu:1')."
+            )
         if index and not index.isdigit():
             raise TripyException(f"Device index must be a non-negative integer, but got '{index}' in '{device}'.")
         self.kind = kind

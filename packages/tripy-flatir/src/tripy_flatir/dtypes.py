@@ -77,11 +77,23 @@ class floating(_BaseDtype):
     is_floating = True
 
 
-def _make(name: str, shortname: str, base: type, itemsize: float, numpy_dtype: Any, doc: str,
-          mlir: Callable[[], Any]) -> dtype:
-    cls = dtype(name, (base,), {"name": name, "shortname": shortname, "itemsize": itemsize,
-                                "numpy_dtype": np.dtype(numpy_dtype), "_mlir": staticmethod(mlir), "__doc__": doc,
-                                "__module__": __name__, "__qualname__": name})
+def _make(
+    name: str, shortname: str, base: type, itemsize: float, numpy_dtype: Any, doc: str, mlir: Callable[[], Any]
+) -> dtype:
+    cls = dtype(
+        name,
+        (base,),
+        {
+            "name": name,
+            "shortname": shortname,
+            "itemsize": itemsize,
+            "numpy_dtype": np.dtype(numpy_dtype),
+            "_mlir": staticmethod(mlir),
+            "__doc__": doc,
+            "__module__": __name__,
+            "__qualname__": name,
+        },
+    )
     return cls
 
 
@@ -93,17 +105,24 @@ def _ir() -> Any:
 
 float32 = _make("float32", "f32", floating, 4, np.float32, "32-bit floating point", lambda: _ir().F32Type.get())
 float16 = _make("float16", "f16", floating, 2, np.float16, "16-bit floating point", lambda: _ir().F16Type.get())
-bfloat16 = _make("bfloat16", "bf16", floating, 2, ml_dtypes.bfloat16, "16-bit brain-float",
-                 lambda: _ir().BF16Type.get())
-float8 = _make("float8", "f8", floating, 1, ml_dtypes.float8_e4m3fn, "8-bit floating point (E4M3)",
-               lambda: _ir().Float8E4M3FNType.get())
-int4 = _make("int4", "i4", integer, 0.5, ml_dtypes.int4, "4-bit signed integer",
-             lambda: _ir().IntegerType.get_signless(4))
+bfloat16 = _make(
+    "bfloat16", "bf16", floating, 2, ml_dtypes.bfloat16, "16-bit brain-float", lambda: _ir().BF16Type.get()
+)
+float8 = _make(
+    "float8",
+    "f8",
+    floating,
+    1,
+    ml_dtypes.float8_e4m3fn,
+    "8-bit floating point (E4M3)",
+    lambda: _ir().Float8E4M3FNType.get(),
+)
+int4 = _make(
+    "int4", "i4", integer, 0.5, ml_dtypes.int4, "4-bit signed integer", lambda: _ir().IntegerType.get_signless(4)
+)
 int8 = _make("int8", "i8", integer, 1, np.int8, "8-bit signed integer", lambda: _ir().IntegerType.get_signless(8))
-int32 = _make("int32", "i32", integer, 4, np.int32, "32-bit signed integer",
-              lambda: _ir().IntegerType.get_signless(32))
-int64 = _make("int64", "i64", integer, 8, np.int64, "64-bit signed integer",
-              lambda: _ir().IntegerType.get_signless(64))
+int32 = _make("int32", "i32", integer, 4, np.int32, "32-bit signed integer", lambda: _ir().IntegerType.get_signless(32))
+int64 = _make("int64", "i64", integer, 8, np.int64, "64-bit signed integer", lambda: _ir().IntegerType.get_signless(64))
 bool = _make("bool", "b", _BaseDtype, 1, np.bool_, "Boolean", lambda: _ir().IntegerType.get_signless(1))  # noqa: A001
 
 ALL_DTYPES: tuple[dtype, ...] = (float32, float16, bfloat16, float8, int4, int8, int32, int64, bool)

@@ -62,8 +62,12 @@ def format_frame(frame: "SourceFrame", indent: str = "") -> str:
     return "\n".join(lines)
 
 
-def format_report(message: str, stack_info: Optional["StackInfo"] = None, details: Sequence[str] = (),
-                  input_stack_infos: Sequence[Optional["StackInfo"]] = ()) -> str:
+def format_report(
+    message: str,
+    stack_info: Optional["StackInfo"] = None,
+    details: Sequence[str] = (),
+    input_stack_infos: Sequence[Optional["StackInfo"]] = (),
+) -> str:
     parts = []
     frame = stack_info.user_frame if stack_info else None
     if frame is not None:
@@ -79,8 +83,12 @@ def format_report(message: str, stack_info: Optional["StackInfo"] = None, detail
     return "\n".join(parts)
 
 
-def raise_error(message: str, stack_info: Optional["StackInfo"] = None, details: Sequence[str] = (),
-                input_stack_infos: Sequence[Optional["StackInfo"]] = ()) -> NoReturn:
+def raise_error(
+    message: str,
+    stack_info: Optional["StackInfo"] = None,
+    details: Sequence[str] = (),
+    input_stack_infos: Sequence[Optional["StackInfo"]] = (),
+) -> NoReturn:
     """Raise a TripyException whose text is a report pointing at the user's code."""
     raise TripyException(format_report(message, stack_info, details, input_stack_infos)) from None
 

@@ -28,8 +28,13 @@ class FlatIRFunction:
         self._defined.add(id(tensor))
         return tensor
 
-    def integrate_subgraph(self, inputs: Sequence[FlatIRTensor], outputs: Sequence[FlatIRTensor],
-                           sub_inputs: Sequence[FlatIRTensor], sub_outputs: Sequence[FlatIRTensor]) -> List["BaseFlatIROp"]:
+    def integrate_subgraph(
+        self,
+        inputs: Sequence[FlatIRTensor],
+        outputs: Sequence[FlatIRTensor],
+        sub_inputs: Sequence[FlatIRTensor],
+        sub_outputs: Sequence[FlatIRTensor],
+    ) -> List["BaseFlatIROp"]:
         """Inline the subgraph bound to (sub_inputs -> sub_outputs), remapping it onto (inputs -> outputs).
 
         The subgraph is every op reachable backwards from `sub_outputs` without crossing `sub_inputs` or
@@ -45,8 +50,10 @@ class FlatIRFunction:
         seen: set[int] = set()
         for out in sub_outputs:
             if out.producer is None:
-                raise TripyException(f"Internal error: the lowering did not produce output '{out.name}'. "
-                                     "Every output passed to to_flat_ir() must be bound by building an op.")
+                raise TripyException(
+                    f"Internal error: the lowering did not produce output '{out.name}'. "
+                    "Every output passed to to_flat_ir() must be bound by building an op."
+                )
             stack: List[Any] = [(out.producer, False)]
             while stack:
                 op, expanded = stack.pop()
@@ -61,8 +68,10 @@ class FlatIRFunction:
                     if id(inp) in sub_input_ids or id(inp) in defined:
                         continue
                     if inp.producer is None:
-                        raise TripyException(f"Internal error: the lowering used tensor '{inp.name}', which is "
-                                             "neither one of its inputs nor produced inside it.")
+                        raise TripyException(
+                            f"Internal error: the lowering used tensor '{inp.name}', which is "
+                            "neither one of its inputs nor produced inside it."
+                        )
                     if id(inp.producer) not in seen:
                         stack.append((inp.producer, False))
 
@@ -108,14 +117,16 @@ class FlatIRFunction:
                             except TripyException:
                                 raise
                             except Exception as e:
-                                raise TripyException(self.error_report(
-                                    op.outputs[0].name, f"Failed to lower to MLIR: {e}")) from e
+                                raise TripyException(
+                                    self.error_report(op.outputs[0].name, f"Failed to lower to MLIR: {e}")
+                                ) from e
                         for o, r in zip(op.outputs, results):
                             values[id(o)] = r
                     results = [values[id(o)] for o in self.outputs]
                     func.ReturnOp(results)
                 fn.attributes["function_type"] = ir.TypeAttr.get(
-                    ir.FunctionType.get([t.mlir_type() for t in self.inputs], [r.type for r in results]))
+                    ir.FunctionType.get([t.mlir_type() for t in self.inputs], [r.type for r in results])
+                )
             try:
                 module.operation.verify()
             except ir.MLIRError as e:
@@ -130,9 +141,13 @@ class FlatIRFunction:
                 continue
             nbytes = math.prod(o.shape) * max(float(o.dtype.itemsize), 1.0)
             if nbytes >= 2**63:
-                raise TripyException(self.error_report(
-                    o.name, f"{o.name} would be a tensor of shape {list(o.shape)} ({math.prod(o.shape):,} elements): "
-                            "too large to allocate."))
+                raise TripyException(
+                    self.error_report(
+                        o.name,
+                        f"{o.name} would be a tensor of shape {list(o.shape)} ({math.prod(o.shape):,} elements): "
+                        "too large to allocate.",
+                    )
+                )
 
     # ---- errors ---------------------------------------------------------------------------------
     def find_tensor(self, name: str) -> Optional[FlatIRTensor]:
@@ -153,11 +168,14 @@ class FlatIRFunction:
             return message
         details = []
         if tensor.producer is not None:
-            details.append("\nThis error occurred while compiling the following FlatIR expression:\n    | "
-                           + str(tensor.producer))
+            details.append(
+                "\nThis error occurred while compiling the following FlatIR expression:\n    | " + str(tensor.producer)
+            )
         if tensor.reason:
-            details.append(f"\nNote: tripy introduced this operation while lowering {tensor.origin or 'an operation'}: "
-                           f"{tensor.reason}")
+            details.append(
+                f"\nNote: tripy introduced this operation while lowering {tensor.origin or 'an operation'}: "
+                f"{tensor.reason}"
+            )
         input_infos = []
         if tensor.producer is not None:
             input_infos = [i.stack_info for i in tensor.producer.inputs if i.stack_info is not tensor.stack_info]

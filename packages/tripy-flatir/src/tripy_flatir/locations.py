@@ -58,9 +58,11 @@ def _file_location(frame: SourceFrame, reason: Optional[str]) -> Any:
 
 
 # The text form of op_location()'s locations, as MLIR prints them (in diagnostics and compiler errors).
-_LOCATION = re.compile(r'loc\("(?P<tensor>[^" ]+) = (?P<op>\w+)"'
-                       r'(?:\((?:fused<"(?P<reason>(?:[^"\\]|\\.)*)">\[)?"(?P<file>(?:[^"\\]|\\.)+)":'
-                       r'(?P<line>\d+):(?P<col>\d+)(?: to (?:\d+)?:(?P<end>\d+))?)?')
+_LOCATION = re.compile(
+    r'loc\("(?P<tensor>[^" ]+) = (?P<op>\w+)"'
+    r'(?:\((?:fused<"(?P<reason>(?:[^"\\]|\\.)*)">\[)?"(?P<file>(?:[^"\\]|\\.)+)":'
+    r"(?P<line>\d+):(?P<col>\d+)(?: to (?:\d+)?:(?P<end>\d+))?)?"
+)
 
 
 @dataclass

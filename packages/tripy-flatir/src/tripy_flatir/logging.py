@@ -233,9 +233,9 @@ class Logger:
             return frozenset(VERBOSITY_CONFIGS) - {"ir"}
         unknown = names - set(VERBOSITY_CONFIGS)
         if unknown:
-
-            raise TripyException(f"Unknown logger topic(s) {sorted(unknown)}; choose from "
-                                 f"{list(VERBOSITY_CONFIGS)} or 'all'.")
+            raise TripyException(
+                f"Unknown logger topic(s) {sorted(unknown)}; choose from {list(VERBOSITY_CONFIGS)} or 'all'."
+            )
         for name in list(names):
             names.update(VERBOSITY_CONFIGS[name][2])
         return frozenset(names - {"ir"})
@@ -263,8 +263,13 @@ class Logger:
     def enabled(self, verbosity: str) -> bool:
         return verbosity in self._verbosity
 
-    def log(self, message: Union[str, Callable[[], str]], verbosity: str, mode: str = "each",
-            stack_depth: Optional[int] = None) -> None:
+    def log(
+        self,
+        message: Union[str, Callable[[], str]],
+        verbosity: str,
+        mode: str = "each",
+        stack_depth: Optional[int] = None,
+    ) -> None:
         """Log `message` if `verbosity` is enabled. Pass a callable to avoid building text nobody reads.
         ``mode="once"`` logs a given message only the first time. (`stack_depth` is accepted for nvtripy
         code; the record names the caller of ``log``.)"""
@@ -277,9 +282,10 @@ class Logger:
     def _emit(self, message: Union[str, Callable[[], str]], verbosity: str, mode: str) -> None:
         """(called by ``log`` and ``_log_at`` only: the record names their caller, two frames up)"""
         if verbosity not in VERBOSITY_CONFIGS or verbosity == "ir":
-
-            raise TripyException(f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
-                                 f"{[v for v in VERBOSITY_CONFIGS if v != 'ir']}.")
+            raise TripyException(
+                f"Unknown verbosity {verbosity!r} for logger.log(message, verbosity); choose from "
+                f"{[v for v in VERBOSITY_CONFIGS if v != 'ir']}."
+            )
         if verbosity not in self._verbosity or not self._enabled_here(verbosity):
             return
         if mode == "once":
@@ -287,8 +293,9 @@ class Logger:
                 return
             self._logged_once.add(message)
         text = textwrap.indent(message() if callable(message) else message, " " * self._indentation)
-        python_logger(verbosity).log(PYTHON_LEVELS.get(verbosity, logging.INFO), "%s", text, stacklevel=3,
-                                     extra={"tripy_verbosity": verbosity})
+        python_logger(verbosity).log(
+            PYTHON_LEVELS.get(verbosity, logging.INFO), "%s", text, stacklevel=3, extra={"tripy_verbosity": verbosity}
+        )
 
     def progress(self, what: str, total: int, topic: str = "compile") -> "Progress":
         """Report long work (`total` steps) while it runs: ``with logger.progress(...) as p: ...
@@ -305,7 +312,7 @@ class Logger:
             frame = frame.f_back  # type: ignore[assignment]
         module = frame.f_globals.get("__name__", "") if frame is not None else ""
         parts = module.split(".")
-        path = "/".join([parts[0][len("tripy_"):]] + parts[1:]) if parts[0].startswith("tripy_") else ""
+        path = "/".join([parts[0][len("tripy_") :]] + parts[1:]) if parts[0].startswith("tripy_") else ""
         for prefix, enabled in per_path:
             if prefix == "" or path == prefix or path.startswith(prefix + "/"):
                 return verbosity in enabled
@@ -363,8 +370,15 @@ class Progress:
             outermost = Progress._depth == 1
         self._start = time.perf_counter()
         if outermost and _bar_wanted():
-            self._bar = _tqdm()(total=self.total, desc=self.what, unit="step", delay=self.BAR_DELAY, leave=False,
-                                file=sys.stderr, dynamic_ncols=True)
+            self._bar = _tqdm()(
+                total=self.total,
+                desc=self.what,
+                unit="step",
+                delay=self.BAR_DELAY,
+                leave=False,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
             Progress._shown = self
             self._ticker = threading.Thread(target=self._tick, name="tripy-progress", daemon=True)
             self._ticker.start()
@@ -409,8 +423,12 @@ class Progress:
             done = self.done
         elapsed = time.perf_counter() - self._start
         if description is not None:
-            self.logger.log(lambda: f"[{self.topic}] {self.what}: ({done}/{self.total}) {description} done "
-                                    f"({elapsed:.3f} s so far)", self.topic)
+            self.logger.log(
+                lambda: (
+                    f"[{self.topic}] {self.what}: ({done}/{self.total}) {description} done ({elapsed:.3f} s so far)"
+                ),
+                self.topic,
+            )
         shown = Progress._shown
         if self._bar is not None:
             self._bar.update(1)

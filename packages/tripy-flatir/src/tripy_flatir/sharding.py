@@ -59,12 +59,16 @@ class Layout:
     def from_json(cls, data: Any) -> "Layout":
         """Rebuild from ``to_json``; raises ValueError on malformed data."""
         try:
-            layout = cls(tuple(int(n) for n in data["mesh_shape"]), tuple(str(a) for a in data["axis_names"]),
-                         tuple(None if a is None else str(a) for a in data["spec"]))
+            layout = cls(
+                tuple(int(n) for n in data["mesh_shape"]),
+                tuple(str(a) for a in data["axis_names"]),
+                tuple(None if a is None else str(a) for a in data["spec"]),
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"invalid sharding: {e}") from None
         if len(layout.mesh_shape) != len(layout.axis_names) or any(
-                a is not None and a not in layout.axis_names for a in layout.spec):
+            a is not None and a not in layout.axis_names for a in layout.spec
+        ):
             raise ValueError("invalid sharding: its axes do not match its mesh")
         return layout
 
@@ -96,6 +100,8 @@ def result_types(module_bytes: bytes) -> Tuple[List[Tuple[int, ...]], List[Any]]
     with context():
         module = ir.Module.parse(module_bytes)  # (kept: its ops die with it)
         fn = main_function(module)
-        types = [ir.RankedTensorType(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results]
+        types = [
+            ir.RankedTensorType(t) for t in ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        ]
         by_name = {str(dt.mlir_type()): dt.numpy_dtype for dt in dtypes.ALL_DTYPES}
         return [tuple(t.shape) for t in types], [by_name[str(t.element_type)] for t in types]

@@ -13,8 +13,15 @@ from types import CodeType
 from typing import Optional
 
 # Module-name prefixes of library code; frames from these are skipped when looking for user code.
-_LIBRARY_PREFIXES = ("tripy.", "tripy_flatir", "tripy_trace", "tripy_backend", "tripy_frontend", "tripy_importers",
-                     "tripy_serve")
+_LIBRARY_PREFIXES = (
+    "tripy.",
+    "tripy_flatir",
+    "tripy_trace",
+    "tripy_backend",
+    "tripy_frontend",
+    "tripy_importers",
+    "tripy_serve",
+)
 
 
 def is_library_module(module_name: str) -> bool:

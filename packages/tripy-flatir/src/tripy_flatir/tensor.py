@@ -30,8 +30,9 @@ class FlatIRTensor:
 
     __slots__ = ("name", "shape", "dtype", "device", "producer", "stack_info", "reason", "origin")
 
-    def __init__(self, name: str, shape: Sequence[int], dtype: DType, device: Device,
-                 reason: Optional[str] = None) -> None:
+    def __init__(
+        self, name: str, shape: Sequence[int], dtype: DType, device: Device, reason: Optional[str] = None
+    ) -> None:
         self.name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype

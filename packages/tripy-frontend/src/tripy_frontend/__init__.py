@@ -40,8 +40,7 @@ for _name, _method in TENSOR_METHOD_REGISTRY.methods.items():
     setattr(Tensor, _name, api_boundary(_method))
 # Tensor's own entry points that can raise a report (converting, printing) are API boundaries too (eval,
 # __init__ and __dlpack__ are ones themselves: they are on the eager hot path, where a wrapper costs a call).
-for _name in ("tolist", "__array__", "__bool__", "__int__", "__float__",
-              "__index__", "__repr__", "__str__"):
+for _name in ("tolist", "__array__", "__bool__", "__int__", "__float__", "__index__", "__repr__", "__str__"):
     setattr(Tensor, _name, api_boundary(vars(Tensor)[_name]))
 
 for _dt in _dtypes.ALL_DTYPES:
@@ -57,7 +56,8 @@ PUBLIC_API["TripyWarning"] = TripyWarning
 # The reference pages of the names defined below the frontend (or modules), which register here.
 DOCUMENT_UNDER.update({name: "dtypes_devices" for name in ("dtype", "floating", "integer")})
 DOCUMENT_UNDER.update({dt.name: "dtypes_devices" for dt in _dtypes.ALL_DTYPES})
-DOCUMENT_UNDER.update(config="configuration", types="configuration", logger="logging", TripyException="logging",
-                     TripyWarning="logging")
+DOCUMENT_UNDER.update(
+    config="configuration", types="configuration", logger="logging", TripyException="logging", TripyWarning="logging"
+)
 
 __all__ = ["PUBLIC_API", "public_api", "Tensor", "TripyException", "TripyWarning", "logger"]

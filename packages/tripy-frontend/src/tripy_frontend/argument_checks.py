@@ -106,14 +106,19 @@ class _Signature:
         self.api_name = api_name
         self.signature = inspect.signature(func)
         params = list(self.signature.parameters.values())
-        self.positional = [p.name for p in params
-                           if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        self.positional = [
+            p.name
+            for p in params
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
         self.required = sum(1 for p in params if p.name in self.positional and p.default is inspect.Parameter.empty)
         # Positional-only calls (the common case) are matched to names directly: Signature.bind costs a few
         # microseconds, which matters on the eager hot path. It is used when a call may not bind.
-        self.fast_ok = not any(p.kind is inspect.Parameter.VAR_POSITIONAL or
-                               (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty)
-                               for p in params)
+        self.fast_ok = not any(
+            p.kind is inspect.Parameter.VAR_POSITIONAL
+            or (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty)
+            for p in params
+        )
         self.plan: Optional[List[Step]] = None
 
     def make_plan(self) -> List[Step]:
@@ -151,9 +156,11 @@ class _Signature:
         return self.api_name + re.sub(r"\btripy_\w+(?:\.\w+)*\.(\w+)", r"tripy.\1", str(self.signature))
 
     def fail(self, pname: str, expected: str, got: Any) -> typing.NoReturn:
-        _report(f"{self.api_name}: argument '{pname}' must be {expected}, but got "
-                f"{type(got).__name__}" + (f" ({got!r})" if _short(got) else "") + ".",
-                [f"The signature is: {self.text()}"])
+        _report(
+            f"{self.api_name}: argument '{pname}' must be {expected}, but got "
+            f"{type(got).__name__}" + (f" ({got!r})" if _short(got) else "") + ".",
+            [f"The signature is: {self.text()}"],
+        )
 
 
 def type_checked(obj: Callable[..., Any], api_name: str) -> Callable[..., Any]:
@@ -202,4 +209,3 @@ def _short(value: Any) -> bool:
 def _report(message: str, details: List[str]) -> typing.NoReturn:
 
     raise_error(message, stack_info.capture(), details)
-

@@ -11,8 +11,9 @@ from tripy_frontend.export import public_api
 
 
 @public_api(document_under="sharding")
-def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
-                           host: Optional[str] = None) -> None:
+def initialize_distributed(
+    coordinator_address: str, num_processes: int, process_id: int, host: Optional[str] = None
+) -> None:
     """Make this process one of `num_processes` that run sharded programs together: the CPU devices of all of them
     form one platform, and a :class:`Mesh` spans them (process 0's devices first). Call it in every process before
     tripy runs anything. Each process then compiles the same function and calls it with the same arguments;
@@ -39,15 +40,27 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
     """
     where = _stack.capture()
     if not 0 <= process_id < num_processes:
-        raise_error(f"tripy.initialize_distributed: process_id must be in [0, {num_processes}), but got "
-                    f"{process_id}.", where)
+        raise_error(
+            f"tripy.initialize_distributed: process_id must be in [0, {num_processes}), but got {process_id}.", where
+        )
     if ":" not in coordinator_address:
-        raise_error(f"tripy.initialize_distributed: coordinator_address must be 'host:port', but got "
-                    f"{coordinator_address!r}.", where)
+        raise_error(
+            f"tripy.initialize_distributed: coordinator_address must be 'host:port', but got {coordinator_address!r}.",
+            where,
+        )
     try:
-        devices.join_processes(coordinator_address, num_processes, process_id,
-                               host if host is not None else coordinator_address.rsplit(":", 1)[0])
+        devices.join_processes(
+            coordinator_address,
+            num_processes,
+            process_id,
+            host if host is not None else coordinator_address.rsplit(":", 1)[0],
+        )
     except Exception as e:
-        raise_error(f"tripy.initialize_distributed: could not join the other processes: {e}", where,
-                    ["Call it before tripy runs anything, in every process, with the same coordinator_address and "
-                     "num_processes."])
+        raise_error(
+            f"tripy.initialize_distributed: could not join the other processes: {e}",
+            where,
+            [
+                "Call it before tripy runs anything, in every process, with the same coordinator_address and "
+                "num_processes."
+            ],
+        )

@@ -55,8 +55,12 @@ Variables = Mapping[str, Sequence[dtypes.dtype]]
 Exceptions = Sequence[Mapping[str, dtypes.dtype]]
 
 
-def dtype_rules(dtype_constraints: Constraints, dtype_variables: Variables,
-                dtype_exceptions: Optional[Exceptions] = None, name: Optional[str] = None) -> Callable[[F], F]:
+def dtype_rules(
+    dtype_constraints: Constraints,
+    dtype_variables: Variables,
+    dtype_exceptions: Optional[Exceptions] = None,
+    name: Optional[str] = None,
+) -> Callable[[F], F]:
     """Declare the dtypes a function accepts (see the module docstring) and check them at every call.
     `name` is how errors name the op (default ``tripy.<function name>``; operators pass e.g. ``"'+'"``)."""
 
@@ -110,8 +114,9 @@ _MAX_PASSED = 256  # keys remembered per rule (distinct dtype combinations a pro
 class DtypeRule:
     """One function's declaration, ready to check its calls (see the module docstring)."""
 
-    def __init__(self, func: Any, what: str, constraints: Constraints, variables: Variables,
-                 exceptions: Exceptions) -> None:
+    def __init__(
+        self, func: Any, what: str, constraints: Constraints, variables: Variables, exceptions: Exceptions
+    ) -> None:
         _validate(func, what, constraints, variables, exceptions)
         self.what = what
         self.variables = variables
@@ -179,28 +184,40 @@ class DtypeRule:
     def _is_operator(self) -> bool:
         return self.what.startswith("'")
 
-    def _unsupported(self, label: str, dt: dtypes.dtype, value: Any, allowed: Sequence[dtypes.dtype]) -> typing.NoReturn:
+    def _unsupported(
+        self, label: str, dt: dtypes.dtype, value: Any, allowed: Sequence[dtypes.dtype]
+    ) -> typing.NoReturn:
         where = "" if self._is_operator() else f" for argument {label}"
-        fix = ("Pass one of these dtypes." if isinstance(value, dtypes.dtype) else
-               f"Use tripy.cast() to convert, e.g. tripy.cast(x, tripy.{allowed[0]}).")
-        _report(f"{self.what} does not support dtype {dt}{where}.",
-                [f"Supported dtypes: {', '.join(d.name for d in allowed)}.", fix], _origin(value))
+        fix = (
+            "Pass one of these dtypes."
+            if isinstance(value, dtypes.dtype)
+            else f"Use tripy.cast() to convert, e.g. tripy.cast(x, tripy.{allowed[0]})."
+        )
+        _report(
+            f"{self.what} does not support dtype {dt}{where}.",
+            [f"Supported dtypes: {', '.join(d.name for d in allowed)}.", fix],
+            _origin(value),
+        )
 
     def _mismatch(self, first: Binding, second: Binding) -> typing.NoReturn:
         if self._is_operator():
             prefix = f"Operands of {self.what}"
         else:
             prefix = f"{self.what}: {first[1]} and {second[1]}"
-        _report(f"{prefix} must have the same data type, but got {first[0]} and {second[0]}.",
-                [f"Use tripy.cast() to convert one of them, e.g. tripy.cast(x, tripy.{first[0]})."],
-                _origin(first[2]) + _origin(second[2]))
+        _report(
+            f"{prefix} must have the same data type, but got {first[0]} and {second[0]}.",
+            [f"Use tripy.cast() to convert one of them, e.g. tripy.cast(x, tripy.{first[0]})."],
+            _origin(first[2]) + _origin(second[2]),
+        )
 
     def _unsupported_combination(self, bindings: List[Binding]) -> typing.NoReturn:
         argument = "" if self._is_operator() else "argument "
         parts = [f"dtype {dt} for {argument}{label}" for dt, label, _ in bindings]
-        _report(f"{self.what} does not support {' together with '.join(parts)}.",
-                ["This combination of data types is not supported; use tripy.cast() to convert."],
-                [o for _, _, value in bindings for o in _origin(value)])
+        _report(
+            f"{self.what} does not support {' together with '.join(parts)}.",
+            ["This combination of data types is not supported; use tripy.cast() to convert."],
+            [o for _, _, value in bindings for o in _origin(value)],
+        )
 
 
 def _dtype_of(v: Any) -> Optional[dtypes.dtype]:
@@ -244,26 +261,31 @@ def _validate(func: Any, what: str, constraints: Constraints, variables: Variabl
     names = {var for key, var in constraints.items() if key != RETURN}
     for key, var in constraints.items():
         if key == RETURN:
-            for v in (var if isinstance(var, tuple) else (var,)):
+            for v in var if isinstance(var, tuple) else (var,):
                 assert v in variables, f"{what}: the return value's dtype variable {v!r} is not in dtype_variables"
             continue
-        assert key in params and params[key].kind not in (inspect.Parameter.VAR_POSITIONAL,
-                                                          inspect.Parameter.VAR_KEYWORD), \
-            f"{what}: dtype_constraints names {key!r}, which is not a parameter"
+        assert key in params and params[key].kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ), f"{what}: dtype_constraints names {key!r}, which is not a parameter"
         assert isinstance(var, str) and var in variables, f"{what}: dtype variable {var!r} of {key!r} is not declared"
     for var, listed in variables.items():
         assert listed and all(isinstance(d, dtypes.dtype) for d in listed), f"{what}: bad dtypes for {var!r}"
     for exc in exceptions:
-        assert exc and all(v in names and isinstance(d, dtypes.dtype) for v, d in exc.items()), \
+        assert exc and all(v in names and isinstance(d, dtypes.dtype) for v, d in exc.items()), (
             f"{what}: a dtype exception must map declared variables (bound to parameters) to dtypes: {exc}"
+        )
 
 
 def _checked_params(func: Any, constraints: Constraints, variables: Variables, exceptions: Exceptions) -> List[_Param]:
     """The parameters a call could violate the declaration through. A parameter takes a sequence of
     tensors if its annotation says so; its elements then share the variable too."""
     params = inspect.signature(func).parameters
-    positional = [p.name for p in params.values()
-                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = [
+        p.name
+        for p in params.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
     uses = collections.Counter(var for key, var in constraints.items() if key != RETURN)
     everything = frozenset(dtypes.ALL_DTYPES)
     try:

@@ -30,8 +30,10 @@ def _cache_size() -> int:
     if not text:
         return DEFAULT_CACHE_SIZE
     if not text.isdigit():
-        raise TripyException(f"TRIPY_PROGRAM_CACHE_SIZE={text!r}: expected a whole number of programs (0 or more), "
-                             f"e.g. TRIPY_PROGRAM_CACHE_SIZE=64; unset it for the default ({DEFAULT_CACHE_SIZE}).")
+        raise TripyException(
+            f"TRIPY_PROGRAM_CACHE_SIZE={text!r}: expected a whole number of programs (0 or more), "
+            f"e.g. TRIPY_PROGRAM_CACHE_SIZE=64; unset it for the default ({DEFAULT_CACHE_SIZE})."
+        )
     return int(text)
 
 
@@ -78,8 +80,13 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
         return cached
     device = trace.outputs[0].device
     _, module = lower(trace)
-    program = backend_compile(module, [t.shape for t in trace.inputs], device,
-                              optimization_level=plan.EAGER_OPTIMIZATION_LEVEL, name="eager evaluation")
+    program = backend_compile(
+        module,
+        [t.shape for t in trace.inputs],
+        device,
+        optimization_level=plan.EAGER_OPTIMIZATION_LEVEL,
+        name="eager evaluation",
+    )
     PROGRAM_CACHE.put(key, program)
     logger.log(lambda: f"program cache miss: compiled for {compiler_name(device)}", "cache")
     return program
@@ -87,18 +94,29 @@ def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> An
 
 def _cannot_evaluate_sharded(t: Any) -> NoReturn:
 
-    raise_error("Eager ops run on one device, but this tensor is split across several devices (tripy.shard or a "
-                "sharded program's result).", stack_info.capture(),
-                ["Compute with it in a function compiled with tripy.compile, which runs one program on the whole mesh.",
-                 "Or gather it first: tp.Tensor(np.from_dlpack(t)) is an ordinary tensor on one device."],
-                [t.stack_info])
+    raise_error(
+        "Eager ops run on one device, but this tensor is split across several devices (tripy.shard or a "
+        "sharded program's result).",
+        stack_info.capture(),
+        [
+            "Compute with it in a function compiled with tripy.compile, which runs one program on the whole mesh.",
+            "Or gather it first: tp.Tensor(np.from_dlpack(t)) is an ordinary tensor on one device.",
+        ],
+        [t.stack_info],
+    )
 
 
 def _cannot_evaluate_traced(placeholder: Any) -> NoReturn:
 
-    raise_error("Cannot evaluate a tensor while tripy.compile() traces the function: it depends on a runtime input, "
-                "whose value is only known when the compiled executable is called.", stack_info.capture(),
-                ["Inside a compiled function, do not print tensors, convert them to Python values (int(), float(), "
-                 "bool(), .tolist()) or branch on their values in Python.",
-                 "Sizes of dynamic dims are DimensionSize values: use them directly in tripy ops (reshape, full, "
-                 "arithmetic) rather than converting them with int()."], [placeholder.stack_info])
+    raise_error(
+        "Cannot evaluate a tensor while tripy.compile() traces the function: it depends on a runtime input, "
+        "whose value is only known when the compiled executable is called.",
+        stack_info.capture(),
+        [
+            "Inside a compiled function, do not print tensors, convert them to Python values (int(), float(), "
+            "bool(), .tolist()) or branch on their values in Python.",
+            "Sizes of dynamic dims are DimensionSize values: use them directly in tripy ops (reshape, full, "
+            "arithmetic) rather than converting them with int().",
+        ],
+        [placeholder.stack_info],
+    )

@@ -20,9 +20,14 @@ __all__ = ["PUBLIC_API", "RETURN", "dtype_rules", "public_api"]
 F = TypeVar("F")
 
 
-def public_api(name: Optional[str] = None, *, document_under: str, dtype_constraints: Optional[Constraints] = None,
-               dtype_variables: Optional[Variables] = None,
-               dtype_exceptions: Optional[Exceptions] = None) -> Callable[[F], F]:
+def public_api(
+    name: Optional[str] = None,
+    *,
+    document_under: str,
+    dtype_constraints: Optional[Constraints] = None,
+    dtype_variables: Optional[Variables] = None,
+    dtype_exceptions: Optional[Exceptions] = None,
+) -> Callable[[F], F]:
     """Register a function or class as ``tripy.<name>`` (default: its own name), documented on the API
     reference's page `document_under` (a page of ``docs/_ext/reference_groups.PAGES``, e.g. ``"ops_elementwise"``).
     Functions get argument type checking against their annotations, and the dtype declaration (if any) checked."""
@@ -36,13 +41,14 @@ def public_api(name: Optional[str] = None, *, document_under: str, dtype_constra
             if dtype_constraints is not None:
                 assert not hasattr(obj, "__tripy_method_name__"), (
                     f"tripy.{api_name} is also a Tensor method: declare its dtypes with @dtype_rules below "
-                    "@TENSOR_METHOD_REGISTRY so that both spellings check them.")
-                obj = dtype_rules(dtype_constraints, dtype_variables or {}, dtype_exceptions,
-                                  name=f"tripy.{api_name}")(obj)
+                    "@TENSOR_METHOD_REGISTRY so that both spellings check them."
+                )
+                obj = dtype_rules(dtype_constraints, dtype_variables or {}, dtype_exceptions, name=f"tripy.{api_name}")(
+                    obj
+                )
             obj = type_checked(obj, f"tripy.{api_name}")  # type: ignore[assignment, arg-type]
         PUBLIC_API[api_name] = obj
         DOCUMENT_UNDER[api_name] = document_under
         return obj
 
     return register
-

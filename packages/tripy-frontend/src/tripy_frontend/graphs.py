@@ -26,20 +26,31 @@ Node = Dict[str, Any]
 Edge = Tuple[str, int]  # (the producing node's id, which of its outputs)
 
 
-def node(id: str, label: str, frame: Optional[SourceFrame], attrs: Dict[str, str], inputs: Sequence[Edge],
-         outputs: Sequence[Tuple[str, str]]) -> Node:
+def node(
+    id: str,
+    label: str,
+    frame: Optional[SourceFrame],
+    attrs: Dict[str, str],
+    inputs: Sequence[Edge],
+    outputs: Sequence[Tuple[str, str]],
+) -> Node:
     """One node: `attrs` shown when selected (plus ``source``, the user's line), an edge from each of `inputs`,
     and each output's (shape, dtype)."""
     if frame is not None:
         attrs = {**attrs, "source": f"{frame.file}:{frame.line}" + (f"  {frame.code.strip()}" if frame.code else "")}
     return {
-        "id": id, "label": label,
+        "id": id,
+        "label": label,
         "namespace": f"{os.path.basename(frame.file)}:{frame.line}" if frame is not None else "",
         "attrs": [{"key": k, "value": v} for k, v in attrs.items()],
-        "incomingEdges": [{"sourceNodeId": src, "sourceNodeOutputId": str(k), "targetNodeInputId": str(i)}
-                          for i, (src, k) in enumerate(inputs)],
-        "outputsMetadata": [{"id": str(k), "attrs": [{"key": "shape", "value": shape}, {"key": "dtype", "value": dt}]}
-                            for k, (shape, dt) in enumerate(outputs)],
+        "incomingEdges": [
+            {"sourceNodeId": src, "sourceNodeOutputId": str(k), "targetNodeInputId": str(i)}
+            for i, (src, k) in enumerate(inputs)
+        ],
+        "outputsMetadata": [
+            {"id": str(k), "attrs": [{"key": "shape", "value": shape}, {"key": "dtype", "value": dt}]}
+            for k, (shape, dt) in enumerate(outputs)
+        ],
     }
 
 
@@ -56,8 +67,16 @@ def trace_graph(trace: Trace) -> Dict[str, Any]:
         for k, out in enumerate(op.outputs):
             where[id(out)] = (first.name, k)
         outputs = [(str(list(o.shape)), str(o.dtype)) for o in op.outputs]
-        nodes.append(node(first.name, op.name(), _frame(first.stack_info), {"trace": str(op)},
-                          [where[id(i)] for i in op.inputs if id(i) in where], outputs))
+        nodes.append(
+            node(
+                first.name,
+                op.name(),
+                _frame(first.stack_info),
+                {"trace": str(op)},
+                [where[id(i)] for i in op.inputs if id(i) in where],
+                outputs,
+            )
+        )
     return {"id": "Trace", "nodes": nodes}
 
 
@@ -76,9 +95,16 @@ def flat_ir_graph(func: FlatIRFunction) -> Dict[str, Any]:
         attrs = {"flat_ir": str(op)}
         if first.reason:
             attrs["why"] = f"tripy introduced it {first.reason}"
-        nodes.append(node(name, type(op).__name__, _frame(first.stack_info), attrs,
-                          [where[id(i)] for i in op.inputs if id(i) in where],
-                          [(str(list(o.shape)), str(o.dtype)) for o in op.outputs]))
+        nodes.append(
+            node(
+                name,
+                type(op).__name__,
+                _frame(first.stack_info),
+                attrs,
+                [where[id(i)] for i in op.inputs if id(i) in where],
+                [(str(list(o.shape)), str(o.dtype)) for o in op.outputs],
+            )
+        )
     return {"id": "FlatIR", "nodes": nodes}
 
 
@@ -99,8 +125,16 @@ def stablehlo_graph(module_bytes: bytes) -> Dict[str, Any]:
             for r, result in enumerate(op.results):
                 where[result] = (name, r)
             attrs = {"why": f"tripy introduced it {loc.reason}"} if loc is not None and loc.reason else {}
-            nodes.append(node(name, op.operation.name, loc.frame if loc is not None else None, attrs,
-                              [where[v] for v in op.operands if v in where], [_type(r.type) for r in op.results]))
+            nodes.append(
+                node(
+                    name,
+                    op.operation.name,
+                    loc.frame if loc is not None else None,
+                    attrs,
+                    [where[v] for v in op.operands if v in where],
+                    [_type(r.type) for r in op.results],
+                )
+            )
     return {"id": "StableHLO", "nodes": nodes}
 
 
@@ -109,7 +143,7 @@ def _type(t: Any) -> Tuple[str, str]:
     text = str(t)
     if not text.startswith("tensor<"):
         return text, ""
-    *dims, element = text[len("tensor<"):-1].split(",")[0].split("x")
+    *dims, element = text[len("tensor<") : -1].split(",")[0].split("x")
     return "[" + ", ".join(dims) + "]", element
 
 

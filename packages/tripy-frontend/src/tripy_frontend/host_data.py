@@ -26,9 +26,15 @@ def to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:
         return np.asarray(array, dtype=dtype.numpy_dtype)
     if dtypes.from_numpy(array.dtype) is None:
         hint = {"float64": "float32", "uint8": "int32", "int16": "int32", "uint32": "int64"}.get(array.dtype.name)
-        raise_error(f"Data type {array.dtype} is not supported by tripy.", info,
-                    [f"Convert it first (e.g. array.astype(np.{hint}))" if hint else
-                     "Supported: " + ", ".join(d.name for d in dtypes.ALL_DTYPES)])
+        raise_error(
+            f"Data type {array.dtype} is not supported by tripy.",
+            info,
+            [
+                f"Convert it first (e.g. array.astype(np.{hint}))"
+                if hint
+                else "Supported: " + ", ".join(d.name for d in dtypes.ALL_DTYPES)
+            ],
+        )
     return array
 
 
@@ -44,9 +50,14 @@ def _from_array_protocols(data: Any, info: Any) -> Optional[np.ndarray]:
             try:
                 array = memory.from_dlpack(data)
             except ValueError as e:
-                raise_error(f"Could not read the {type(data).__name__} through DLPack: {e}", info,
-                            ["tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
-                             "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."])
+                raise_error(
+                    f"Could not read the {type(data).__name__} through DLPack: {e}",
+                    info,
+                    [
+                        "tripy reads DLPack data on the CPU, in row-major (C-contiguous) layout, of a dtype "
+                        "tripy has; make the data contiguous first if it is not (e.g. .contiguous() in torch)."
+                    ],
+                )
         check_row_major(array, data, info)
         return array  # type: ignore[no-any-return]
     if hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
@@ -57,20 +68,29 @@ def _from_array_protocols(data: Any, info: Any) -> Optional[np.ndarray]:
 def _from_python(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:
     """Python numbers and (nested) lists as an array: float64 becomes float32, int64 int32 unless `dtype` says."""
     if not isinstance(data, (bool, int, float, list, tuple, np.generic)):
-        raise_error(f"Cannot make a tensor from an object of type '{type(data).__name__}'.", info,
-                    ["Pass a Python number or (nested) list, a NumPy array, or an object supporting DLPack "
-                     "or the array protocol."])
+        raise_error(
+            f"Cannot make a tensor from an object of type '{type(data).__name__}'.",
+            info,
+            [
+                "Pass a Python number or (nested) list, a NumPy array, or an object supporting DLPack "
+                "or the array protocol."
+            ],
+        )
     try:
         array = np.array(data)
     except ValueError as e:
-        raise_error(f"Could not make a tensor from the given data: {e}", info,
-                    ["Nested lists must be rectangular (all rows the same length)."])
+        raise_error(
+            f"Could not make a tensor from the given data: {e}",
+            info,
+            ["Nested lists must be rectangular (all rows the same length)."],
+        )
     if array.dtype == np.float64:
         return array.astype(np.float32)
     if array.dtype == np.int64 and dtype is None:
         if array.size and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
-            raise_error("Integer data does not fit in int32 (the default for Python ints).", info,
-                        ["Pass dtype=tp.int64."])
+            raise_error(
+                "Integer data does not fit in int32 (the default for Python ints).", info, ["Pass dtype=tp.int64."]
+            )
         return array.astype(np.int32)
     if array.dtype == object:
         raise_error("Could not make a tensor from the given data: it is not a rectangular array of numbers.", info)

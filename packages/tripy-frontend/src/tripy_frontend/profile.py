@@ -55,14 +55,21 @@ def profile(executable: Executable, *args: Any, calls: int = 10, warmup: int = 1
         assert prof.total_us > 0
     """
     if calls < 1 or warmup < 0:
-        raise_error(f"tp.profile needs calls >= 1 and warmup >= 0, not calls={calls}, warmup={warmup}.",
-                    _stack.capture())
+        raise_error(
+            f"tp.profile needs calls >= 1 and warmup >= 0, not calls={calls}, warmup={warmup}.", _stack.capture()
+        )
     if executable.device.kind != "cpu":
-        raise_error(f"tp.profile profiles executables on the CPU; this one runs on {executable.device}.",
-                    _stack.capture(), ["It reads the events of XLA:CPU's runtime; on a GPU, use the GPU vendor's profiler."])
+        raise_error(
+            f"tp.profile profiles executables on the CPU; this one runs on {executable.device}.",
+            _stack.capture(),
+            ["It reads the events of XLA:CPU's runtime; on a GPU, use the GPU vendor's profiler."],
+        )
     if executable._layouts is not None or executable._nesting is not None:
-        raise_error("tp.profile takes an executable of one device whose inputs are tensors given positionally.",
-                    _stack.capture(), ["Profile an executable compiled without sharding or nested inputs."])
+        raise_error(
+            "tp.profile takes an executable of one device whose inputs are tensors given positionally.",
+            _stack.capture(),
+            ["Profile an executable compiled without sharding or nested inputs."],
+        )
     for _ in range(warmup):
         executable(*args)
     shapes = _program_shapes(executable, args)
@@ -84,8 +91,11 @@ def _program_shapes(executable: Executable, args: Tuple[Any, ...]) -> Tuple[Tupl
     """The shapes of the compiled program's arguments in a call with `args`: the runtime inputs' (for a shape
     value, of the empty tensor that carries it), then the baked-in data's."""
     if len(args) != executable._num_inputs:
-        raise_error(f"tp.profile: the executable takes {executable._num_inputs} inputs, but {len(args)} were given.",
-                    _stack.capture(), [f"Give them positionally, as for a call: {executable._signature_text()}."])
+        raise_error(
+            f"tp.profile: the executable takes {executable._num_inputs} inputs, but {len(args)} were given.",
+            _stack.capture(),
+            [f"Give them positionally, as for a call: {executable._signature_text()}."],
+        )
     shapes = []
     for i, a in enumerate(args):
         dimension = executable._dimension_inputs.get(i)

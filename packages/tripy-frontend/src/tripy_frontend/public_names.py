@@ -26,16 +26,30 @@ DOCUMENT_UNDER: Dict[str, str] = {}
 _NO_FLOAT64 = "tripy has no float64; use tp.float32 (or tp.float16 / tp.bfloat16)."
 _PRODUCT = "tripy has no {}: write the matrix product as a @ b."
 OTHER_LIBRARY_NAMES: Dict[str, str] = {
-    "matmul": _PRODUCT.format("matmul"), "mm": _PRODUCT.format("mm"), "bmm": _PRODUCT.format("bmm"),
-    "dot": _PRODUCT.format("dot"), "float64": _NO_FLOAT64, "double": _NO_FLOAT64,
-    "float": "Use tp.float32.", "half": "Use tp.float16.", "long": "Use tp.int64.", "int": "Use tp.int32.",
+    "matmul": _PRODUCT.format("matmul"),
+    "mm": _PRODUCT.format("mm"),
+    "bmm": _PRODUCT.format("bmm"),
+    "dot": _PRODUCT.format("dot"),
+    "float64": _NO_FLOAT64,
+    "double": _NO_FLOAT64,
+    "float": "Use tp.float32.",
+    "half": "Use tp.float16.",
+    "long": "Use tp.int64.",
+    "int": "Use tp.int32.",
     "int16": "tripy has no int16; use tp.int32 (or tp.int8).",
     "uint8": "tripy has no unsigned types; use tp.int32 (or tp.int8 where values fit).",
-    "cat": "Use tp.concatenate(tensors, dim).", "concat": "Use tp.concatenate(tensors, dim).",
-    "clip": "Use tp.minimum(tp.maximum(x, low), high).", "clamp": "Use tp.minimum(tp.maximum(x, low), high).",
-    "astype": "Use tp.cast(x, dtype).", "to": "Use tp.cast(x, dtype) for a dtype, tp.copy(x, device) for a device.",
-    "view": "Use tp.reshape(x, shape).", "pow": "Use x ** y.", "mul": "Use x * y.", "add": "Use x + y.",
-    "sub": "Use x - y.", "div": "Use x / y.",
+    "cat": "Use tp.concatenate(tensors, dim).",
+    "concat": "Use tp.concatenate(tensors, dim).",
+    "clip": "Use tp.minimum(tp.maximum(x, low), high).",
+    "clamp": "Use tp.minimum(tp.maximum(x, low), high).",
+    "astype": "Use tp.cast(x, dtype).",
+    "to": "Use tp.cast(x, dtype) for a dtype, tp.copy(x, device) for a device.",
+    "view": "Use tp.reshape(x, shape).",
+    "pow": "Use x ** y.",
+    "mul": "Use x * y.",
+    "add": "Use x + y.",
+    "sub": "Use x - y.",
+    "div": "Use x / y.",
 }
 
 

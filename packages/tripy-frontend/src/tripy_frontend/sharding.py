@@ -48,14 +48,21 @@ class Mesh:
         if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape):
             raise_error(f"tripy.Mesh: shape must be one or more positive ints, but got {shape}.", where)
         if len(axis_names) != len(shape) or len(set(axis_names)) != len(axis_names):
-            raise_error(f"tripy.Mesh: axis_names must give a distinct name to each of the {len(shape)} axes, but got "
-                        f"{axis_names}.", where)
+            raise_error(
+                f"tripy.Mesh: axis_names must give a distinct name to each of the {len(shape)} axes, but got "
+                f"{axis_names}.",
+                where,
+            )
         available = memory.device_count(CPU)
         if math.prod(shape) > available:
-            raise_error(f"tripy.Mesh: a mesh of shape {shape} needs {math.prod(shape)} devices, but the CPU has "
-                        f"{available}.", where,
-                        [f"Set {_DEVICE_FLAG.format(n=math.prod(shape))} in the environment before tripy first runs "
-                         "anything (it is read once, when the runtime starts)."])
+            raise_error(
+                f"tripy.Mesh: a mesh of shape {shape} needs {math.prod(shape)} devices, but the CPU has {available}.",
+                where,
+                [
+                    f"Set {_DEVICE_FLAG.format(n=math.prod(shape))} in the environment before tripy first runs "
+                    "anything (it is read once, when the runtime starts)."
+                ],
+            )
         self.shape: Tuple[int, ...] = shape
         self.axis_names: Tuple[str, ...] = axis_names
 
@@ -105,13 +112,19 @@ class Sharding:
         for axis in spec:
             if axis is not None and axis not in mesh.axis_names:
                 close = difflib.get_close_matches(str(axis), mesh.axis_names, n=1)
-                raise_error(f"tripy.Sharding: {axis!r} is not an axis of {mesh}." +
-                            (f" Did you mean {close[0]!r}?" if close else ""), where,
-                            [f"The mesh's axes are {mesh.axis_names}; use None for a dim that is not split."])
+                raise_error(
+                    f"tripy.Sharding: {axis!r} is not an axis of {mesh}."
+                    + (f" Did you mean {close[0]!r}?" if close else ""),
+                    where,
+                    [f"The mesh's axes are {mesh.axis_names}; use None for a dim that is not split."],
+                )
         used = [a for a in spec if a is not None]
         if len(set(used)) != len(used):
-            raise_error(f"tripy.Sharding: spec {spec} splits two dims along the same mesh axis.", where,
-                        ["Each mesh axis can split at most one dim of a tensor."])
+            raise_error(
+                f"tripy.Sharding: spec {spec} splits two dims along the same mesh axis.",
+                where,
+                ["Each mesh axis can split at most one dim of a tensor."],
+            )
         self.mesh = mesh
         self.spec: Tuple[Optional[str], ...] = spec
 
@@ -119,15 +132,22 @@ class Sharding:
         """The backend's form of this sharding for a tensor of `shape`; an error at `where` (naming `what`) if the
         rank differs or a split dim does not divide evenly."""
         if len(shape) != len(self.spec):
-            raise_error(f"{what}: {self} has {len(self.spec)} entries, but the tensor has rank {len(shape)} "
-                        f"(shape {list(shape)}).", where, ["Give one entry per dim: a mesh axis name or None."])
+            raise_error(
+                f"{what}: {self} has {len(self.spec)} entries, but the tensor has rank {len(shape)} "
+                f"(shape {list(shape)}).",
+                where,
+                ["Give one entry per dim: a mesh axis name or None."],
+            )
         layout = Layout(self.mesh.shape, self.mesh.axis_names, self.spec)
         for d, size in enumerate(shape):
             parts = layout.parts(d)
             if size % parts:
-                raise_error(f"{what}: dim {d} of shape {list(shape)} is {size}, which the mesh axis "
-                            f"{self.spec[d]!r} ({parts} devices) does not divide evenly.", where,
-                            [f"A split dim must be a multiple of its mesh axis's size ({parts})."])
+                raise_error(
+                    f"{what}: dim {d} of shape {list(shape)} is {size}, which the mesh axis "
+                    f"{self.spec[d]!r} ({parts} devices) does not divide evenly.",
+                    where,
+                    [f"A split dim must be a multiple of its mesh axis's size ({parts})."],
+                )
         return layout
 
     @classmethod

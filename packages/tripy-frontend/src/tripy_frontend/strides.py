@@ -11,10 +11,12 @@ import numpy as np
 from tripy_flatir.exceptions import raise_error
 
 # (module prefix of the producer's type, its name, how to make its data contiguous)
-_CONTIGUOUS = [("torch", "PyTorch tensors", "tensor.contiguous() or tensor.clone()"),
-               ("jax", "JAX arrays", "jax.numpy.asarray(array) or jax.numpy.copy(array)"),
-               ("cupy", "CuPy arrays", "cupy.ascontiguousarray(array) or array.copy(order='C')"),
-               ("numpy", "NumPy arrays", "np.ascontiguousarray(array) or array.copy(order='C')")]
+_CONTIGUOUS = [
+    ("torch", "PyTorch tensors", "tensor.contiguous() or tensor.clone()"),
+    ("jax", "JAX arrays", "jax.numpy.asarray(array) or jax.numpy.copy(array)"),
+    ("cupy", "CuPy arrays", "cupy.ascontiguousarray(array) or array.copy(order='C')"),
+    ("numpy", "NumPy arrays", "np.ascontiguousarray(array) or array.copy(order='C')"),
+]
 
 
 def check_row_major(array: np.ndarray, data: Any, info: Any) -> None:
@@ -23,14 +25,21 @@ def check_row_major(array: np.ndarray, data: Any, info: Any) -> None:
     if array.flags.c_contiguous:
         return
     strides = tuple(s // array.itemsize for s in array.strides)
-    hint = next((f"For {name}, use {fix} to make the data contiguous before converting it to a tripy tensor."
-                 for prefix, name, fix in _CONTIGUOUS if type(data).__module__.split(".")[0] == prefix),
-                "Make the data contiguous (row-major) before converting it to a tripy tensor.")
-    raise_error(f"Non-canonical strides are not supported for tripy tensors: the {type(data).__name__} has shape "
-                f"{list(array.shape)} and strides {list(strides)} (in elements), but row-major data of that shape "
-                f"has strides {list(_row_major(array.shape))}.", info,
-                ["This usually means the data is a view of other data (a transpose, a slice with a step, a "
-                 "broadcast).", hint])
+    hint = next(
+        (
+            f"For {name}, use {fix} to make the data contiguous before converting it to a tripy tensor."
+            for prefix, name, fix in _CONTIGUOUS
+            if type(data).__module__.split(".")[0] == prefix
+        ),
+        "Make the data contiguous (row-major) before converting it to a tripy tensor.",
+    )
+    raise_error(
+        f"Non-canonical strides are not supported for tripy tensors: the {type(data).__name__} has shape "
+        f"{list(array.shape)} and strides {list(strides)} (in elements), but row-major data of that shape "
+        f"has strides {list(_row_major(array.shape))}.",
+        info,
+        ["This usually means the data is a view of other data (a transpose, a slice with a step, a broadcast).", hint],
+    )
 
 
 def _row_major(shape: Tuple[int, ...]) -> Tuple[int, ...]:

@@ -66,8 +66,14 @@ class Tensor:
     __array_priority__ = 1000
     _tripy_unchecked_init = True  # construction validates its data itself and is on the eager hot path
 
-    def __init__(self, data: Any, dtype: Optional[dtypes.dtype] = None, device: Optional[Device] = None,
-                 name: Optional[str] = None, fetch_stack_info: bool = True) -> None:
+    def __init__(
+        self,
+        data: Any,
+        dtype: Optional[dtypes.dtype] = None,
+        device: Optional[Device] = None,
+        name: Optional[str] = None,
+        fetch_stack_info: bool = True,
+    ) -> None:
         try:  # (an API boundary itself, like eval: see tracebacks.py; tp.Tensor(data) is on the eager hot path)
             info = _capture(1, 1) if fetch_stack_info else None  # (skip: this frame)
             tdtype = buffer = None
@@ -92,6 +98,7 @@ class Tensor:
             raise
 
     if TYPE_CHECKING:  # methods attached from ops/ through TENSOR_METHOD_REGISTRY, declared for type checkers
+
         def __add__(self, other: "Operand") -> "Tensor": ...
         def __radd__(self, other: "Operand") -> "Tensor": ...
         def __sub__(self, other: "Operand") -> "Tensor": ...
@@ -139,8 +146,7 @@ class Tensor:
         return t
 
     @classmethod
-    def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1,
-                 **attrs: Any) -> Any:
+    def _from_op(cls, op_cls: Type[BaseTraceOp], inputs: Sequence["Tensor"], num_outputs: int = 1, **attrs: Any) -> Any:
         """Build a trace op on `inputs` and wrap its output(s); the stack is captured for error reports
         (from the caller's frame on)."""
         out = op_cls.make(list(map(_trace_tensor_of, inputs)), _capture(1, 1), num_outputs, attrs)
@@ -219,13 +225,15 @@ class Tensor:
             array = array.astype(np.float32)
         return array.tolist()
 
-    def __dlpack__(self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None,
-                   copy: Any = None) -> Any:
+    def __dlpack__(
+        self, *args: Any, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
+    ) -> Any:
         try:  # (an API boundary itself, like eval: np.from_dlpack(t) is how eager results are read)
             buffer = self._buffer()
             if self.trace_tensor.producer.__class__ is ShardedStorage:  # (split across devices: gathered)
-                return self._numpy().__dlpack__(*args, stream=stream, max_version=max_version, dl_device=dl_device,
-                                                copy=copy)
+                return self._numpy().__dlpack__(
+                    *args, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+                )
             if not args and stream is None and copy is not True and (dl_device is None or tuple(dl_device) == (1, 0)):
                 capsule = memory.cpu_dlpack(buffer)  # (the common case, NumPy reading a CPU tensor: no detours)
                 if capsule is not None:
@@ -245,16 +253,21 @@ class Tensor:
         array = self._numpy()
         if dtype is not None and np.dtype(dtype) != array.dtype:
             if copy is False:
-                raise ValueError(f"Converting a {self.dtype} tensor to {np.dtype(dtype)} needs a copy, but copy=False "
-                                 f"was given. Use np.asarray(t, dtype) to allow the copy.")
+                raise ValueError(
+                    f"Converting a {self.dtype} tensor to {np.dtype(dtype)} needs a copy, but copy=False "
+                    f"was given. Use np.asarray(t, dtype) to allow the copy."
+                )
             return array.astype(dtype)  # (a new array, writeable)
         return array.copy() if copy else array
 
     def __bool__(self) -> bool:
         array = self._numpy()  # (a static DimensionSize's without evaluating: see its _numpy)
         if array.size != 1:
-            raise_error(f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
-                        self.stack_info, ["Use tripy.any() or tripy.all() to reduce it first."])
+            raise_error(
+                f"The truth value of a tensor with shape {list(array.shape)} is ambiguous.",
+                self.stack_info,
+                ["Use tripy.any() or tripy.all() to reduce it first."],
+            )
         return bool(array.reshape(()))
 
     def __int__(self) -> int:  # (DimensionSize has its own)
@@ -271,8 +284,11 @@ class Tensor:
     def _scalar(self) -> Any:
         array = self._numpy()
         if array.size != 1:
-            raise_error(f"Only a tensor with one element can be converted to a Python scalar, but this one has "
-                        f"shape {list(array.shape)}.", self.stack_info)
+            raise_error(
+                f"Only a tensor with one element can be converted to a Python scalar, but this one has "
+                f"shape {list(array.shape)}.",
+                self.stack_info,
+            )
         return array.reshape(()).item()
 
     def __repr__(self) -> str:
@@ -280,7 +296,7 @@ class Tensor:
         if self.dtype in (dtypes.bfloat16, dtypes.float8):
             array = array.astype(np.float32)
         body = np.array2string(array, separator=", ", prefix="    ", threshold=1000, edgeitems=3)
-        return (f"tensor(\n    {body},\n    dtype={self.dtype}, loc={self.device}, shape={tuple(array.shape)})")
+        return f"tensor(\n    {body},\n    dtype={self.dtype}, loc={self.device}, shape={tuple(array.shape)})"
 
     __str__ = __repr__
 
@@ -319,8 +335,10 @@ class Tensor:
 
 
 # What users of NumPy and PyTorch reach for on a tensor, and tripy's spelling of it (nvtripy's too).
-_TO_NUMPY = ("To get a NumPy array, use np.from_dlpack(t) (it shares the evaluated result's memory on the CPU), "
-             "or t.tolist() for Python lists.")
+_TO_NUMPY = (
+    "To get a NumPy array, use np.from_dlpack(t) (it shares the evaluated result's memory on the CPU), "
+    "or t.tolist() for Python lists."
+)
 _OTHER_LIBRARIES = {
     "numpy": _TO_NUMPY,
     "to_numpy": _TO_NUMPY,
@@ -335,8 +353,11 @@ def _warn_if_compiling(t: Tensor) -> None:
     name = traced_function()
     if name is not None:
         frame = t.stack_info.user_frame if t.stack_info else None
-        warn(f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
-             f"'{name}': its value is computed now, once, and baked into the executable as a constant.", t.stack_info)
+        warn(
+            f"A tensor{f' created at {frame}' if frame else ''} is evaluated while tripy.compile traces "
+            f"'{name}': its value is computed now, once, and baked into the executable as a constant.",
+            t.stack_info,
+        )
 
 
 _capture = _stack.capture
@@ -387,7 +408,6 @@ class DimensionSize(_SizeBase):
     @property  # type: ignore[override]
     def trace_tensor(self) -> TraceTensor:  # built lazily: most static sizes never enter a graph
         if self._tt is None:
-
             op = Constant.build([], _capture(), value=np.int32(self._static or 0), dtype=dtypes.int32, device=_CPU)
             self._tt = op.outputs[0]
         return self._tt
@@ -485,11 +505,17 @@ def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False)
     return method
 
 
-for _name, _kind, _fold in [("add", Kind.SUM, operator.add), ("sub", Kind.SUB, operator.sub),
-                            ("mul", Kind.MUL, operator.mul), ("floordiv", Kind.FLOOR_DIV, operator.floordiv),
-                            ("mod", Kind.MOD, operator.mod)]:
+for _name, _kind, _fold in [
+    ("add", Kind.SUM, operator.add),
+    ("sub", Kind.SUB, operator.sub),
+    ("mul", Kind.MUL, operator.mul),
+    ("floordiv", Kind.FLOOR_DIV, operator.floordiv),
+    ("mod", Kind.MOD, operator.mod),
+]:
     setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
     setattr(DimensionSize, f"__r{_name}__", _arith(_kind, _fold, reflected=True))
+
+
 def _truncating_div(a: int, b: int) -> int:
     """int32 division as nvtripy's (TensorRT's) and StableHLO's: rounds toward zero."""
     q = abs(a) // abs(b)
@@ -498,12 +524,20 @@ def _truncating_div(a: int, b: int) -> int:
 
 _integer_div = _arith(Kind.DIV, _truncating_div)
 _integer_div_reflected = _arith(Kind.DIV, _truncating_div, reflected=True)
-for _name, _kind, _fold in [("eq", Kind.EQ, operator.eq), ("ne", Kind.NE, operator.ne), ("lt", Kind.LT, operator.lt),
-                            ("le", Kind.LE, operator.le), ("gt", Kind.GT, operator.gt), ("ge", Kind.GE, operator.ge)]:
+for _name, _kind, _fold in [
+    ("eq", Kind.EQ, operator.eq),
+    ("ne", Kind.NE, operator.ne),
+    ("lt", Kind.LT, operator.lt),
+    ("le", Kind.LE, operator.le),
+    ("gt", Kind.GT, operator.gt),
+    ("ge", Kind.GE, operator.ge),
+]:
     setattr(DimensionSize, f"__{_name}__", _arith(_kind, _fold))
 
 
 def _to_numpy(data: Any, dtype: Optional[dtypes.dtype], info: Any) -> np.ndarray:
     if isinstance(data, Tensor):
-        raise_error("tp.Tensor() was given a tripy Tensor.", info, ["Use the tensor directly, or tripy.copy() to copy it."])
+        raise_error(
+            "tp.Tensor() was given a tripy Tensor.", info, ["Use the tensor directly, or tripy.copy() to copy it."]
+        )
     return host_data.to_numpy(data, dtype, info)

@@ -1,6 +1,6 @@
 """``tp.types``: the type aliases nvtripy's signatures use, for annotating user code.
 
-    def scale(x: tp.types.TensorLike, n: tp.types.IntLike) -> tp.Tensor: ...
+def scale(x: tp.types.TensorLike, n: tp.types.IntLike) -> tp.Tensor: ...
 """
 
 from __future__ import annotations

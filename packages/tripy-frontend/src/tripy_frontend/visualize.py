@@ -21,9 +21,15 @@ INSTALL = "pip install 'tripy-inference[visualize]'"
 
 
 @public_api(document_under="logging")
-def visualize(program: Union[Executable, Tensor, Sequence[Tensor]], *, profile: Optional[Profile] = None,
-              save_to: Optional[str] = None, host: str = "localhost", port: int = 8080,
-              open_browser: bool = True) -> str:
+def visualize(
+    program: Union[Executable, Tensor, Sequence[Tensor]],
+    *,
+    profile: Optional[Profile] = None,
+    save_to: Optional[str] = None,
+    host: str = "localhost",
+    port: int = 8080,
+    open_browser: bool = True,
+) -> str:
     """Show a program as graphs in Model Explorer (Google's graph viewer, a web app that runs locally; the
     ``visualize`` extra installs it: ``pip install 'tripy-inference[visualize]'``).
 
@@ -84,9 +90,14 @@ def _graphs(program: Any) -> List[Dict[str, Any]]:
         raise_error("tp.visualize takes a tripy.Executable, a tripy.Tensor or a list of them.", _stack.capture())
     trace = Trace([t.trace_tensor for t in tensors])
     if all(op.is_input for op in trace.ops):
-        raise_error("tp.visualize: these tensors are evaluated already, so no graph computes them any more.",
-                    _stack.capture(), ["Visualize the tensors before printing or evaluating them, or compile the "
-                                       "function with tp.compile and visualize the executable."])
+        raise_error(
+            "tp.visualize: these tensors are evaluated already, so no graph computes them any more.",
+            _stack.capture(),
+            [
+                "Visualize the tensors before printing or evaluating them, or compile the "
+                "function with tp.compile and visualize the executable."
+            ],
+        )
     flat = trace.to_flat_ir()
     return [graphs.trace_graph(trace), graphs.flat_ir_graph(flat), graphs.stablehlo_graph(bytecode(flat.to_mlir()))]
 
@@ -97,9 +108,11 @@ def _overlay(profile: Optional[Profile], levels: List[Dict[str, Any]]) -> Option
         return None
     data = graphs.node_data(profile, ["StableHLO"])
     if profile.ops_us > 0 and graphs.profiled_nodes(data, levels) == 0:  # (0: an XLA with no per-op times)
-        raise_error("tp.visualize: the profile names none of this program's ops.", _stack.capture(),
-                    ["A profile overlays the executable it was made of: "
-                     "tp.visualize(exe, profile=tp.profile(exe, ...))."])
+        raise_error(
+            "tp.visualize: the profile names none of this program's ops.",
+            _stack.capture(),
+            ["A profile overlays the executable it was made of: tp.visualize(exe, profile=tp.profile(exe, ...))."],
+        )
     return data
 
 
@@ -108,8 +121,11 @@ def serve(folder: str, host: str, port: int, open_browser: bool) -> None:
     try:
         import model_explorer  # (an optional dependency: the ``visualize`` extra)
     except ImportError:
-        raise_error("tp.visualize needs Model Explorer, which is not installed.", _stack.capture(),
-                    [f"Install it with: {INSTALL}", f"or write the graphs with save_to=... (they are in {folder})."])
+        raise_error(
+            "tp.visualize needs Model Explorer, which is not installed.",
+            _stack.capture(),
+            [f"Install it with: {INSTALL}", f"or write the graphs with save_to=... (they are in {folder})."],
+        )
     config = model_explorer.config()
     with open(os.path.join(folder, "graphs.json")) as f:  # (as its visualize_pytorch adds the graphs it converts)
         config.graphs_list.append(f.read())

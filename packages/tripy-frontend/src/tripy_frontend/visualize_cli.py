@@ -13,8 +13,11 @@ from tripy_frontend.visualize import visualize
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tripy visualize", description="Show a saved executable's StableHLO as a graph "
-                                "in Model Explorer (pip install 'tripy-inference[visualize]').")
+    p = argparse.ArgumentParser(
+        prog="tripy visualize",
+        description="Show a saved executable's StableHLO as a graph "
+        "in Model Explorer (pip install 'tripy-inference[visualize]').",
+    )
     p.add_argument("model", help="a saved executable (tp.Executable.save)")
     p.add_argument("--host", default="localhost", help="where Model Explorer's server listens (default: localhost)")
     p.add_argument("--port", type=int, default=8080, help="its port (default: 8080)")

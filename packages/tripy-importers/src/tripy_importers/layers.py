@@ -12,15 +12,31 @@ from tripy_frontend.nn.conv_transpose import ConvTranspose
 from tripy_frontend.tensor import Tensor
 
 
-def convolution(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Sequence[int],
-                padding: Sequence[Tuple[Any, Any]], dilation: Sequence[int], groups: int, transposed: bool) -> Tensor:
+def convolution(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    stride: Sequence[int],
+    padding: Sequence[Tuple[Any, Any]],
+    dilation: Sequence[int],
+    groups: int,
+    transposed: bool,
+) -> Tensor:
     """``x`` through a tp.Conv (weight ``[O, C/groups, *k]``) or tp.ConvTranspose (weight ``[C, O/groups, *k]``)
     whose parameters are the model's `weight` and `bias`; `padding` holds tripy's (before, after) pairs."""
     shape = weight.trace_tensor.shape
     layer_type: Any = ConvTranspose if transposed else Conv
     channels = (shape[0], shape[1] * groups) if transposed else (shape[1] * groups, shape[0])
-    layer = layer_type(*channels, tuple(shape[2:]), stride=tuple(stride), padding=list(padding),
-                       dilation=tuple(dilation), groups=groups, bias=bias is not None, dtype=weight.dtype)
+    layer = layer_type(
+        *channels,
+        tuple(shape[2:]),
+        stride=tuple(stride),
+        padding=list(padding),
+        dilation=tuple(dilation),
+        groups=groups,
+        bias=bias is not None,
+        dtype=weight.dtype,
+    )
     layer.weight = weight
     if bias is not None:
         layer.bias = bias

@@ -112,13 +112,21 @@ class ImportedModule(Module):
     that ``tp.compile(model, args=model.input_infos)`` compiles once for the whole declared range.
     """
 
-    def __init__(self, source: str, input_names: Sequence[str], input_infos: List[InputInfo],
-                 state: Dict[str, Tensor], steps: List[Step], outputs: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        source: str,
+        input_names: Sequence[str],
+        input_infos: List[InputInfo],
+        state: Dict[str, Tensor],
+        steps: List[Step],
+        outputs: Sequence[Any],
+    ) -> None:
         super().__init__()
         for name, tensor in state.items():
             _place(self, name, tensor)
-        self._program = Program(source, tuple(input_names), tuple(input_infos), tuple(steps), tuple(outputs),
-                                tuple(state))
+        self._program = Program(
+            source, tuple(input_names), tuple(input_infos), tuple(steps), tuple(outputs), tuple(state)
+        )
 
     @property
     def input_names(self) -> Tuple[str, ...]:
@@ -139,8 +147,11 @@ class ImportedModule(Module):
     def forward(self, *inputs: Any) -> Any:
         program = self._program
         if len(inputs) != len(program.input_names):
-            raise_error(f"This model imported from {program.source} takes {len(program.input_names)} input(s) "
-                        f"({', '.join(program.input_names)}), but got {len(inputs)}.", _stack.capture())
+            raise_error(
+                f"This model imported from {program.source} takes {len(program.input_names)} input(s) "
+                f"({', '.join(program.input_names)}), but got {len(inputs)}.",
+                _stack.capture(),
+            )
         env: Dict[str, Any] = {state_ref(name).name: _lookup(self, name) for name in program.state_names}
         env.update(zip(program.input_names, inputs))
         for step in program.steps:

@@ -18,8 +18,11 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise_error(f"{what} needs the '{module}' package, which is not installed ({e}).", _stack.capture(),
-                    [f"Install it with: pip install 'tripy-importers[{extra}]' (or 'tripy-inference[{extra}]')."])
+        raise_error(
+            f"{what} needs the '{module}' package, which is not installed ({e}).",
+            _stack.capture(),
+            [f"Install it with: pip install 'tripy-importers[{extra}]' (or 'tripy-inference[{extra}]')."],
+        )
         raise AssertionError("unreachable")
 
 
@@ -37,7 +40,12 @@ def unsupported(source: str, missing: List[Tuple[str, str]], supported: int) -> 
         more = f" (and {len(wheres) - len(shown)} more)" if len(wheres) > len(shown) else ""
         lines.append(f"{op}: used {len(wheres)} time(s){more}")
         lines.extend(f"    at {w}" for w in shown)
-    raise_error(f"This {source} model uses {len(places)} operator(s) that tripy cannot import yet.",
-                _stack.capture(),
-                lines + [f"tripy imports {supported} {source} operators; the 'Bring your own model' guide lists "
-                         "them. Replace the operators above in the model, or open an issue that names them."])
+    raise_error(
+        f"This {source} model uses {len(places)} operator(s) that tripy cannot import yet.",
+        _stack.capture(),
+        lines
+        + [
+            f"tripy imports {supported} {source} operators; the 'Bring your own model' guide lists "
+            "them. Replace the operators above in the model, or open an issue that names them."
+        ],
+    )

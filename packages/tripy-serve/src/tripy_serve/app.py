@@ -36,15 +36,19 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The request's body, refused (413) past `limit` bytes before it is all read."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ServeError(413, f"The request body ({declared} bytes) is larger than this server's limit of {limit} "
-                              "bytes (--max-body-bytes).")
+        raise ServeError(
+            413,
+            f"The request body ({declared} bytes) is larger than this server's limit of {limit} "
+            "bytes (--max-body-bytes).",
+        )
     body = bytearray()
     try:
         async for chunk in request.stream():
             body += chunk
             if len(body) > limit:
-                raise ServeError(413, f"The request body is larger than this server's limit of {limit} bytes "
-                                      "(--max-body-bytes).")
+                raise ServeError(
+                    413, f"The request body is larger than this server's limit of {limit} bytes (--max-body-bytes)."
+                )
     except ClientDisconnect:  # (a body cut short: nobody reads the answer, but it is the client's fault, not ours)
         raise ServeError(400, f"The client went away after {len(body)} bytes of the request body.") from None
     return bytes(body)
@@ -70,9 +74,12 @@ async def read_infer_request(request: Request, limit: int) -> Tuple[Any, bytes]:
     if header is None:
         return parse_json(body), b""
     if not header.isdigit() or int(header) > len(body):
-        raise ServeError(400, f"{HEADER_LENGTH} must be the JSON header's length in bytes (at most the body's "
-                              f"{len(body)}), not {header!r}.")
-    return parse_json(body[:int(header)]), body[int(header):]
+        raise ServeError(
+            400,
+            f"{HEADER_LENGTH} must be the JSON header's length in bytes (at most the body's "
+            f"{len(body)}), not {header!r}.",
+        )
+    return parse_json(body[: int(header)]), body[int(header) :]
 
 
 def json_bytes(content: Any) -> bytes:
@@ -88,8 +95,9 @@ def infer_response(content: Dict[str, Any], binaries: List[bytes]) -> Response:
     header = json_bytes(content)
     if not binaries:
         return Response(header, media_type="application/json")
-    return Response(b"".join([header, *binaries]), media_type="application/octet-stream",
-                    headers={HEADER_LENGTH: str(len(header))})
+    return Response(
+        b"".join([header, *binaries]), media_type="application/octet-stream", headers={HEADER_LENGTH: str(len(header))}
+    )
 
 
 async def live(request: Request) -> Response:
@@ -107,9 +115,13 @@ async def server_metadata(request: Request) -> Response:
 RouteTable = List[Tuple[str, Callable[[Request], Awaitable[Response]], List[str]]]
 
 
-def create_app(store: ModelStore, lm: Optional[LanguageModel] = None,
-               max_body_bytes: int = 64 << 20, lifespan: Optional[Callable[[Any], Any]] = None,
-               metrics: Optional[Metrics] = None) -> Starlette:
+def create_app(
+    store: ModelStore,
+    lm: Optional[LanguageModel] = None,
+    max_body_bytes: int = 64 << 20,
+    lifespan: Optional[Callable[[Any], Any]] = None,
+    metrics: Optional[Metrics] = None,
+) -> Starlette:
     """The application serving the models of `store` and, if given, the language model `lm`; `lifespan`:
     what runs beside it (Starlette's lifespan, e.g. the gRPC server); `metrics`: served on ``/metrics``."""
 
@@ -118,12 +130,17 @@ def create_app(store: ModelStore, lm: Optional[LanguageModel] = None,
             raise ServeError(404, "This server keeps no metrics.")
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
-    routes: RouteTable = [("/v2/health/live", live, ["GET"]), ("/v2/health/ready", ready, ["GET"]),
-                          ("/v2", server_metadata, ["GET"]), ("/metrics", prometheus, ["GET"])]
+    routes: RouteTable = [
+        ("/v2/health/live", live, ["GET"]),
+        ("/v2/health/ready", ready, ["GET"]),
+        ("/v2", server_metadata, ["GET"]),
+        ("/metrics", prometheus, ["GET"]),
+    ]
     routes += model_routes(store, max_body_bytes) + repository_routes(store, max_body_bytes)
     routes += completion_routes(lm, max_body_bytes)
-    return Starlette(lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods)
-                                                for path, handler, methods in routes])
+    return Starlette(
+        lifespan=lifespan, routes=[Route(path, guarded(handler), methods=methods) for path, handler, methods in routes]
+    )
 
 
 def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
@@ -141,8 +158,9 @@ def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
         return JSONResponse({"name": request.path_params["name"], "ready": True})
 
     async def model_stats(request: Request) -> Response:
-        return JSONResponse({"model_stats": [{"name": request.path_params["name"], "version": "1",
-                                              **model(request).stats.to_json()}]})
+        return JSONResponse(
+            {"model_stats": [{"name": request.path_params["name"], "version": "1", **model(request).stats.to_json()}]}
+        )
 
     async def infer(request: Request) -> Response:
         m = model(request)
@@ -152,17 +170,23 @@ def model_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
             requested = requested_outputs(body, list(m.exe.output_infos))
             outputs = dict(zip(m.exe.output_infos, await m.infer(arrays)))
         tensors, binaries = encode_outputs(outputs, requested)
-        response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1",
-                                    "outputs": tensors}
+        response: Dict[str, Any] = {"model_name": request.path_params["name"], "model_version": "1", "outputs": tensors}
         if isinstance(body.get("id"), str):
             response["id"] = body["id"]
         return infer_response(response, binaries)
 
     # (each also under /versions/{version}, as clients address a version; every model has one, "1")
     prefixes = ("/v2/models/{name}", "/v2/models/{name}/versions/{version}")
-    return [(prefix + suffix, handler, methods) for prefix in prefixes
-            for suffix, handler, methods in [("", model_metadata, ["GET"]), ("/ready", model_ready, ["GET"]),
-                                             ("/stats", model_stats, ["GET"]), ("/infer", infer, ["POST"])]]
+    return [
+        (prefix + suffix, handler, methods)
+        for prefix in prefixes
+        for suffix, handler, methods in [
+            ("", model_metadata, ["GET"]),
+            ("/ready", model_ready, ["GET"]),
+            ("/stats", model_stats, ["GET"]),
+            ("/infer", infer, ["POST"]),
+        ]
+    ]
 
 
 def repository_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
@@ -192,8 +216,11 @@ def repository_routes(store: ModelStore, max_body_bytes: int) -> RouteTable:
         await store.unload(request.path_params["name"])
         return JSONResponse({})
 
-    return [("/v2/repository/index", index, ["POST"]), ("/v2/repository/models/{name}/load", load, ["POST"]),
-            ("/v2/repository/models/{name}/unload", unload, ["POST"])]
+    return [
+        ("/v2/repository/index", index, ["POST"]),
+        ("/v2/repository/models/{name}/load", load, ["POST"]),
+        ("/v2/repository/models/{name}/unload", unload, ["POST"]),
+    ]
 
 
 def completion_routes(lm: Optional[LanguageModel], max_body_bytes: int) -> RouteTable:
@@ -236,12 +263,21 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
 async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream: bool) -> Response:
     """The completion of `prompt`: one JSON response, or server-sent events with one token each."""
     tokens = lm.generate(prompt, max_tokens)
-    head = {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
-            "model": lm.name}
+    head = {
+        "id": f"cmpl-{uuid.uuid4().hex}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": lm.name,
+    }
 
     def choice(new: List[int], finish: Optional[str], text: Optional[str] = None) -> Dict[str, Any]:
-        return {"index": 0, "text": lm.text(new) if text is None else text, "token_ids": new, "logprobs": None,
-                "finish_reason": finish}
+        return {
+            "index": 0,
+            "text": lm.text(new) if text is None else text,
+            "token_ids": new,
+            "logprobs": None,
+            "finish_reason": finish,
+        }
 
     def finish_reason(new: List[int]) -> str:
         return "stop" if new and new[-1] == lm.eos_token_id else "length"
@@ -261,7 +297,7 @@ async def complete(lm: LanguageModel, prompt: List[int], max_tokens: int, stream
                 # without the space or the bytes it shares with its neighbours)
                 before = lm.text(new)
                 new.append(token)
-                added = lm.text(new)[len(before):]
+                added = lm.text(new)[len(before) :]
                 yield f"data: {json.dumps({**head, 'choices': [choice([token], None, added)]})}\n\n"
         except Exception as e:  # the status line is sent: say so in the stream, and log it
             log.error("internal error while streaming a completion", exc_info=e)

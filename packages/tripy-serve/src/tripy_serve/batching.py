@@ -63,16 +63,25 @@ class Stats:
     batch_sizes: Dict[int, int] = field(default_factory=collections.Counter)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"inference_count": self.inference_count, "execution_count": self.execution_count,
-                "batch_stats": [{"batch_size": n, "count": c} for n, c in sorted(self.batch_sizes.items())]}
+        return {
+            "inference_count": self.inference_count,
+            "execution_count": self.execution_count,
+            "batch_stats": [{"batch_size": n, "count": c} for n, c in sorted(self.batch_sizes.items())],
+        }
 
 
 class BatchingModel:
     """A served executable: validates requests with the executable's own checks, then runs them batched
     (see the module docstring) or one at a time."""
 
-    def __init__(self, exe: tp.Executable, max_batch: int, max_wait: float, pad: bool = True,
-                 metrics: Optional[ModelMetrics] = None) -> None:
+    def __init__(
+        self,
+        exe: tp.Executable,
+        max_batch: int,
+        max_wait: float,
+        pad: bool = True,
+        metrics: Optional[ModelMetrics] = None,
+    ) -> None:
         self.exe = exe
         self.metrics = metrics
         self.pad = pad
@@ -81,8 +90,9 @@ class BatchingModel:
         infos = list(exe.input_infos.values())
         dim0_dynamic = all(i.rank >= 1 and i.shape_bounds.min[0] < i.shape_bounds.max[0] for i in infos)
         outputs_dim0 = all(len(o.shape) >= 1 and o.shape[0] == -1 for o in exe.output_infos.values())
-        self.max_batch = min([max_batch] + [i.shape_bounds.max[0] for i in infos]) \
-            if infos and dim0_dynamic and outputs_dim0 else 1
+        self.max_batch = (
+            min([max_batch] + [i.shape_bounds.max[0] for i in infos]) if infos and dim0_dynamic and outputs_dim0 else 1
+        )
         self.max_wait = max_wait
         self.stats = Stats()
         self._waiting: List[_Request] = []
@@ -97,16 +107,22 @@ class BatchingModel:
         return self.metrics.request() if self.metrics is not None else contextlib.nullcontext()
 
     def parameters(self) -> Dict[str, Any]:
-        return {"max_batch_size": self.max_batch, "max_queue_delay_microseconds": int(self.max_wait * 1e6),
-                "dynamic_batching": self.max_batch > 1, "padded_to_max_batch": self.pad and self.max_batch > 1}
+        return {
+            "max_batch_size": self.max_batch,
+            "max_queue_delay_microseconds": int(self.max_wait * 1e6),
+            "dynamic_batching": self.max_batch > 1,
+            "padded_to_max_batch": self.pad and self.max_batch > 1,
+        }
 
     def validate(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise ServeError (400) with tripy's message if `arrays` do not fit the executable's inputs."""
         infos = self.exe.input_infos.values()
         if not any(info.dimension_names for info in infos) and all(  # the common case, checked without tensors
-                a.dtype == info.dtype.numpy_dtype and a.ndim == info.rank and
-                all(lo <= n <= hi for n, lo, hi in zip(a.shape, info.shape_bounds.min, info.shape_bounds.max))
-                for a, info in zip(arrays, infos)):
+            a.dtype == info.dtype.numpy_dtype
+            and a.ndim == info.rank
+            and all(lo <= n <= hi for n, lo, hi in zip(a.shape, info.shape_bounds.min, info.shape_bounds.max))
+            for a, info in zip(arrays, infos)
+        ):
             return
         try:  # the executable's own checks, for its message
             self.exe.check_inputs(*[tp.Tensor(a) for a in arrays])
@@ -188,8 +204,9 @@ class BatchingModel:
     def _batch_arrays(self, batch: List[_Request], rows: int) -> List[np.ndarray]:
         """The batch's inputs, concatenated along dim 0 and, with ``pad``, filled up to ``max_batch`` rows with
         copies of the last row (a request whose inputs disagree on dim 0, ``rows == 0``, runs as it is)."""
-        arrays = [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] \
-            if len(batch) > 1 else batch[0].arrays
+        arrays = (
+            [np.concatenate(parts) for parts in zip(*(r.arrays for r in batch))] if len(batch) > 1 else batch[0].arrays
+        )
         if self.pad and 0 < rows < self.max_batch:
             arrays = [np.concatenate([a, np.repeat(a[-1:], self.max_batch - rows, axis=0)]) for a in arrays]
         return arrays
@@ -225,4 +242,3 @@ class BatchingModel:
     async def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
-

@@ -31,34 +31,74 @@ log = logging.getLogger("tripy.serve")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tripy serve", description="Serve saved tripy executables over the Open "
-                                "Inference Protocol (KServe v2), and a language model over /v1/completions.")
+    p = argparse.ArgumentParser(
+        prog="tripy serve",
+        description="Serve saved tripy executables over the Open "
+        "Inference Protocol (KServe v2), and a language model over /v1/completions.",
+    )
     p.add_argument("models", nargs="*", metavar="MODEL.tpexe", help="saved executables (tp.Executable.save)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
-    p.add_argument("--model-repository", metavar="DIR",
-                   help="a directory of MODEL.tpexe files: each a model named after its file, listed, loaded and "
-                   "unloaded through the repository API (POST /v2/repository/...)")
-    p.add_argument("--model-control-mode", choices=["none", "explicit"], default="none",
-                   help="none: load the repository's models at start-up (default); explicit: only on request")
-    p.add_argument("--grpc-port", type=int, metavar="PORT",
-                   help="also serve the protocol over gRPC (KServe v2 GRPCInferenceService) on this port, e.g. 8001 "
-                   "(default: HTTP only)")
-    p.add_argument("--max-batch", type=int, default=1,
-                   help="dynamic batching: at most this many rows (dim 0) per call; 1 turns it off (default)")
-    p.add_argument("--max-wait-ms", type=float, default=2.0,
-                   help="dynamic batching: how long a request waits for others (default: %(default)s ms)")
-    p.add_argument("--pad-batch", action=argparse.BooleanOptionalAction, default=True,
-                   help="dynamic batching: run every call at --max-batch rows, so a request's result is bitwise "
-                   "the same whatever it is batched with (default); --no-pad-batch runs each batch at its size")
-    p.add_argument("--max-body-bytes", type=int, default=64 << 20,
-                   help="refuse request bodies larger than this with 413 (default: %(default)s)")
-    p.add_argument("--lm", metavar="MODEL.json", help="a language model's manifest (examples/gpt2/export.py) to "
-                   "serve on /v1/completions")
-    p.add_argument("--tokenizer", metavar="tokenizer.json",
-                   help="a Hugging Face tokenizer file: /v1/completions then takes and returns text too")
+    p.add_argument(
+        "--model-repository",
+        metavar="DIR",
+        help="a directory of MODEL.tpexe files: each a model named after its file, listed, loaded and "
+        "unloaded through the repository API (POST /v2/repository/...)",
+    )
+    p.add_argument(
+        "--model-control-mode",
+        choices=["none", "explicit"],
+        default="none",
+        help="none: load the repository's models at start-up (default); explicit: only on request",
+    )
+    p.add_argument(
+        "--grpc-port",
+        type=int,
+        metavar="PORT",
+        help="also serve the protocol over gRPC (KServe v2 GRPCInferenceService) on this port, e.g. 8001 "
+        "(default: HTTP only)",
+    )
+    _add_batching_options(p)
+    p.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=64 << 20,
+        help="refuse request bodies larger than this with 413 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--lm",
+        metavar="MODEL.json",
+        help="a language model's manifest (examples/gpt2/export.py) to serve on /v1/completions",
+    )
+    p.add_argument(
+        "--tokenizer",
+        metavar="tokenizer.json",
+        help="a Hugging Face tokenizer file: /v1/completions then takes and returns text too",
+    )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return p
+
+
+def _add_batching_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-batch",
+        type=int,
+        default=1,
+        help="dynamic batching: at most this many rows (dim 0) per call; 1 turns it off (default)",
+    )
+    p.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=2.0,
+        help="dynamic batching: how long a request waits for others (default: %(default)s ms)",
+    )
+    p.add_argument(
+        "--pad-batch",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="dynamic batching: run every call at --max-batch rows, so a request's result is bitwise "
+        "the same whatever it is batched with (default); --no-pad-batch runs each batch at its size",
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
@@ -83,8 +123,7 @@ def _store(args: argparse.Namespace, metrics: Metrics) -> ModelStore:
     (unless --model-control-mode explicit; one that cannot be loaded is logged and listed UNAVAILABLE)."""
     if args.model_repository is not None and not os.path.isdir(args.model_repository):
         sys.exit(f"tripy serve: the model repository '{args.model_repository}' is not a directory.")
-    store = ModelStore(Batching(args.max_batch, args.max_wait_ms / 1e3, args.pad_batch), metrics,
-                       args.model_repository)
+    store = ModelStore(Batching(args.max_batch, args.max_wait_ms / 1e3, args.pad_batch), metrics, args.model_repository)
     for path in args.models:
         name = os.path.splitext(os.path.basename(path))[0]
         if name in store.models:
@@ -115,8 +154,7 @@ def _loaded(load: Callable[..., T], *args: Any) -> T:
         sys.exit(f"tripy serve: cannot load '{args[0]}': {e}.")
 
 
-def grpc_lifespan(store: ModelStore, host: str, port: int,
-                  max_message_bytes: int) -> Callable[[Any], Any]:
+def grpc_lifespan(store: ModelStore, host: str, port: int, max_message_bytes: int) -> Callable[[Any], Any]:
     """The HTTP application's lifespan: the gRPC server runs beside it, in its event loop, over the same models.
     It stops after the HTTP server (which, on SIGTERM, finishes its requests first), finishing its own requests
     in flight (up to 30 s)."""

@@ -61,47 +61,69 @@ class LanguageModel:
 
             tokenizer = Tokenizer.from_file(tokenizer_path)
         name = manifest.get("name") or os.path.splitext(os.path.basename(manifest_path))[0]
-        return cls(name, prefill, decode, ids_info.shape_bounds.min[1], int(manifest["cache_len"]),
-                   int(manifest["vocab_size"]), manifest.get("eos_token_id"), tokenizer)
+        return cls(
+            name,
+            prefill,
+            decode,
+            ids_info.shape_bounds.min[1],
+            int(manifest["cache_len"]),
+            int(manifest["vocab_size"]),
+            manifest.get("eos_token_id"),
+            tokenizer,
+        )
 
     def prompt_ids(self, body: Dict[str, Any]) -> List[int]:
         """The request's prompt as token ids, checked against the programs' limits. Raises ServeError (400)."""
         prompt = body.get("prompt")
         if isinstance(prompt, str):
             if self.tokenizer is None:
-                raise ServeError(400, "This server has no tokenizer: send 'prompt' as a list of token ids "
-                                      "(or start it with --tokenizer tokenizer.json).")
+                raise ServeError(
+                    400,
+                    "This server has no tokenizer: send 'prompt' as a list of token ids "
+                    "(or start it with --tokenizer tokenizer.json).",
+                )
             prompt = self.tokenizer.encode(prompt).ids
-        if not (isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool)
-                                                            for t in prompt)):
+        if not (
+            isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
+        ):
             raise ServeError(400, "'prompt' must be a non-empty list of token ids (integers) or a string.")
         bad = [t for t in prompt if not 0 <= t < self.vocab_size]
         if bad:
             raise ServeError(400, f"Token id {bad[0]} is outside the vocabulary [0, {self.vocab_size}).")
         if len(prompt) > self.prompt_len:
-            raise ServeError(400, f"The prompt has {len(prompt)} tokens; this model takes at most {self.prompt_len} "
-                                  "(its prefill program's length).")
+            raise ServeError(
+                400,
+                f"The prompt has {len(prompt)} tokens; this model takes at most {self.prompt_len} "
+                "(its prefill program's length).",
+            )
         return prompt
 
     def max_tokens(self, body: Dict[str, Any], prompt: List[int]) -> int:
         for key, value in _FIXED.items():
             if body.get(key, value) != value:
-                raise ServeError(400, f"'{key}' must be {json.dumps(value)}: this server decodes one sequence greedily.")
+                raise ServeError(
+                    400, f"'{key}' must be {json.dumps(value)}: this server decodes one sequence greedily."
+                )
         if body.get("temperature", 0) not in (0, 0.0, None):
-            raise ServeError(400, "'temperature' must be 0: this server decodes greedily (the programs take the argmax).")
+            raise ServeError(
+                400, "'temperature' must be 0: this server decodes greedily (the programs take the argmax)."
+            )
         n = body.get("max_tokens", 16)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ServeError(400, "'max_tokens' must be a positive integer.")
         room = self.cache_len - len(prompt) + 1  # the last new token is never fed back
         if n > room:
-            raise ServeError(400, f"The prompt ({len(prompt)} tokens) and 'max_tokens' ({n}) do not fit this model's "
-                                  f"cache of {self.cache_len} positions: ask for at most {room} tokens.")
+            raise ServeError(
+                400,
+                f"The prompt ({len(prompt)} tokens) and 'max_tokens' ({n}) do not fit this model's "
+                f"cache of {self.cache_len} positions: ask for at most {room} tokens.",
+            )
         return n
 
     def generate(self, prompt: List[int], max_tokens: int) -> Iterator[int]:
         """The new tokens, one by one (greedy), stopping after `max_tokens` or the end-of-text token."""
         ids = np.zeros((1, self.prompt_len), np.int32)
-        ids[0, :len(prompt)] = prompt
+        ids[0, : len(prompt)] = prompt
         token, *cache = self.prefill(tp.Tensor(ids), tp.Tensor(np.array([len(prompt)], np.int32)))
         for pos in range(len(prompt), len(prompt) + max_tokens):
             value = int(np.from_dlpack(token)[0, 0])

@@ -36,18 +36,38 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.success = Counter("tripy_inference_request_success", "Infer requests answered", _LABELS, registry=r)
-        self.failure = Counter("tripy_inference_request_failure", "Infer requests refused (REJECTED) or failed "
-                               "(BACKEND)", _LABELS + ["reason"], registry=r)
+        self.failure = Counter(
+            "tripy_inference_request_failure",
+            "Infer requests refused (REJECTED) or failed (BACKEND)",
+            _LABELS + ["reason"],
+            registry=r,
+        )
         self.count = Counter("tripy_inference_count", "Rows inferred", _LABELS, registry=r)
         self.exec_count = Counter("tripy_inference_exec_count", "Executable calls", _LABELS, registry=r)
-        self.request_time = Histogram("tripy_inference_request_duration_seconds", "Time of an infer request in the "
-                                      "server", _LABELS, buckets=_TIME_BUCKETS, registry=r)
-        self.queue_time = Histogram("tripy_inference_queue_duration_seconds", "Time a request waited for its batch",
-                                    _LABELS, buckets=_TIME_BUCKETS, registry=r)
-        self.compute_time = Histogram("tripy_inference_compute_duration_seconds", "Time of an executable call",
-                                      _LABELS, buckets=_TIME_BUCKETS, registry=r)
-        self.batch_size = Histogram("tripy_inference_batch_size", "Rows per executable call", _LABELS,
-                                    buckets=_BATCH_BUCKETS, registry=r)
+        self.request_time = Histogram(
+            "tripy_inference_request_duration_seconds",
+            "Time of an infer request in the server",
+            _LABELS,
+            buckets=_TIME_BUCKETS,
+            registry=r,
+        )
+        self.queue_time = Histogram(
+            "tripy_inference_queue_duration_seconds",
+            "Time a request waited for its batch",
+            _LABELS,
+            buckets=_TIME_BUCKETS,
+            registry=r,
+        )
+        self.compute_time = Histogram(
+            "tripy_inference_compute_duration_seconds",
+            "Time of an executable call",
+            _LABELS,
+            buckets=_TIME_BUCKETS,
+            registry=r,
+        )
+        self.batch_size = Histogram(
+            "tripy_inference_batch_size", "Rows per executable call", _LABELS, buckets=_BATCH_BUCKETS, registry=r
+        )
         self.pending = Gauge("tripy_inference_pending_request_count", "Infer requests in flight", _LABELS, registry=r)
 
     def model(self, name: str) -> "ModelMetrics":

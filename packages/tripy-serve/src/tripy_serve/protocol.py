@@ -19,16 +19,27 @@ import tripy as tp
 
 # The protocol's tensor data types and their NumPy types (BF16 is carried as JSON numbers too).
 DATATYPES: Dict[str, np.dtype] = {
-    "BOOL": np.dtype(np.bool_), "UINT8": np.dtype(np.uint8), "INT8": np.dtype(np.int8),
-    "INT16": np.dtype(np.int16), "INT32": np.dtype(np.int32), "INT64": np.dtype(np.int64),
-    "FP16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16), "FP32": np.dtype(np.float32),
+    "BOOL": np.dtype(np.bool_),
+    "UINT8": np.dtype(np.uint8),
+    "INT8": np.dtype(np.int8),
+    "INT16": np.dtype(np.int16),
+    "INT32": np.dtype(np.int32),
+    "INT64": np.dtype(np.int64),
+    "FP16": np.dtype(np.float16),
+    "BF16": np.dtype(ml_dtypes.bfloat16),
+    "FP32": np.dtype(np.float32),
     "FP64": np.dtype(np.float64),
 }
 # The tripy data types with a protocol equivalent (tripy has no FP64, UINT8 or INT16; the protocol has no float8
 # or int4).
 TRIPY_DATATYPES: Dict[tp.dtype, str] = {
-    tp.bool: "BOOL", tp.int8: "INT8", tp.int32: "INT32", tp.int64: "INT64", tp.float16: "FP16",
-    tp.bfloat16: "BF16", tp.float32: "FP32",
+    tp.bool: "BOOL",
+    tp.int8: "INT8",
+    tp.int32: "INT32",
+    tp.int64: "INT64",
+    tp.float16: "FP16",
+    tp.bfloat16: "BF16",
+    tp.float32: "FP32",
 }
 # The ones a request may send: those with a tripy data type.
 ACCEPTED = [name for name in DATATYPES if name in TRIPY_DATATYPES.values()]
@@ -71,15 +82,21 @@ class BinaryData:
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise ServeError(400, f"Input '{name}': 'binary_data_size' must be a non-negative integer.")
         if self.offset + size > len(self.data):
-            raise ServeError(400, f"Input '{name}' declares {size} bytes of binary data, but the request has only "
-                                  f"{len(self.data) - self.offset} left (check Inference-Header-Content-Length).")
+            raise ServeError(
+                400,
+                f"Input '{name}' declares {size} bytes of binary data, but the request has only "
+                f"{len(self.data) - self.offset} left (check Inference-Header-Content-Length).",
+            )
         self.offset += size
-        return self.data[self.offset - size:self.offset]
+        return self.data[self.offset - size : self.offset]
 
     def check_all_read(self) -> None:
         if self.offset != len(self.data):
-            raise ServeError(400, f"The request has {len(self.data) - self.offset} bytes of binary data beyond what "
-                                  "its inputs' 'binary_data_size' parameters declare.")
+            raise ServeError(
+                400,
+                f"The request has {len(self.data) - self.offset} bytes of binary data beyond what "
+                "its inputs' 'binary_data_size' parameters declare.",
+            )
 
 
 def decode_inputs(body: Any, inputs: Dict[str, str], binary: bytes = b"") -> List[np.ndarray]:
@@ -122,15 +139,24 @@ def check_datatype(name: str, dt: Any, expected: str) -> np.dtype:
     """The NumPy type of a request tensor's `dt` for a model input of the datatype `expected`. Raises
     ServeError (400)."""
     if dt == "BYTES":
-        raise ServeError(400, f"Input '{name}': datatype BYTES (strings) is not one tripy computes on; this input "
-                              f"takes {expected} numbers.")
+        raise ServeError(
+            400,
+            f"Input '{name}': datatype BYTES (strings) is not one tripy computes on; this input "
+            f"takes {expected} numbers.",
+        )
     if dt not in ACCEPTED:
         what = "unknown datatype" if dt not in DATATYPES else "datatype"
-        raise ServeError(400, f"Input '{name}': {what} {dt!r} is not one this server takes; it takes "
-                              f"{', '.join(ACCEPTED)}, and this input is {expected}.")
+        raise ServeError(
+            400,
+            f"Input '{name}': {what} {dt!r} is not one this server takes; it takes "
+            f"{', '.join(ACCEPTED)}, and this input is {expected}.",
+        )
     if dt != expected:
-        raise ServeError(400, f"Input '{name}' has datatype {dt}, but the model takes it as {expected} (see the "
-                              f"model's metadata). Send its data with \"datatype\": \"{expected}\".")
+        raise ServeError(
+            400,
+            f"Input '{name}' has datatype {dt}, but the model takes it as {expected} (see the "
+            f'model\'s metadata). Send its data with "datatype": "{expected}".',
+        )
     return DATATYPES[dt]
 
 
@@ -145,8 +171,11 @@ def from_bytes(name: str, raw: Any, np_dtype: np.dtype, shape: List[int]) -> np.
     byte each), copied out of the request. Raises ServeError (400)."""
     count = int(np.prod(shape))
     if len(raw) != count * np_dtype.itemsize:
-        raise ServeError(400, f"Input '{name}' has {len(raw)} bytes of data, but its shape {shape} and datatype "
-                              f"need {count * np_dtype.itemsize} ({count} x {np_dtype.itemsize} bytes).")
+        raise ServeError(
+            400,
+            f"Input '{name}' has {len(raw)} bytes of data, but its shape {shape} and datatype "
+            f"need {count * np_dtype.itemsize} ({count} x {np_dtype.itemsize} bytes).",
+        )
     if np_dtype == np.bool_:
         return (np.frombuffer(raw, np.uint8) != 0).reshape(shape)
     return np.frombuffer(raw, np_dtype).reshape(shape).copy()
@@ -170,8 +199,9 @@ def decode_tensor(item: Dict[str, Any], expected: str, binary: BinaryData) -> np
     except (TypeError, ValueError, OverflowError) as e:
         raise ServeError(400, f"Input '{name}': its data cannot be read as {item['datatype']}: {e}.") from None
     if array.size != int(np.prod(shape)):
-        raise ServeError(400, f"Input '{name}' has {array.size} element(s), but its shape {shape} needs "
-                              f"{int(np.prod(shape))}.")
+        raise ServeError(
+            400, f"Input '{name}' has {array.size} element(s), but its shape {shape} needs {int(np.prod(shape))}."
+        )
     return np.ascontiguousarray(array.reshape(shape))
 
 
@@ -201,8 +231,9 @@ def requested_outputs(body: Dict[str, Any], names: Sequence[str]) -> List[Tuple[
     return chosen
 
 
-def encode_outputs(outputs: Dict[str, np.ndarray], requested: Sequence[Tuple[str, bool]]
-                   ) -> Tuple[List[Dict[str, Any]], List[bytes]]:
+def encode_outputs(
+    outputs: Dict[str, np.ndarray], requested: Sequence[Tuple[str, bool]]
+) -> Tuple[List[Dict[str, Any]], List[bytes]]:
     """Response tensors for the `requested` outputs (name, binary?) of `outputs` (name -> array): JSON data flat
     (NumPy's ``tolist`` gives Python numbers that print exactly; NaN and +-Inf as the tokens ``NaN``,
     ``Infinity``, ``-Infinity``, as Triton writes them), or a ``binary_data_size`` and the bytes (row-major,
@@ -226,17 +257,35 @@ def metadata(name: str, exe: tp.Executable, parameters: Dict[str, Any]) -> Dict[
     inputs = []
     for input_name, info in exe.input_infos.items():
         if isinstance(info, tp.DimensionInputInfo):
-            raise ServeError(500, f"Input '{input_name}' is a shape value (DimensionInputInfo), which the server "
-                                  "cannot take over the Open Inference Protocol.")
+            raise ServeError(
+                500,
+                f"Input '{input_name}' is a shape value (DimensionInputInfo), which the server "
+                "cannot take over the Open Inference Protocol.",
+            )
         b = info.shape_bounds
         shape = [lo if lo == hi else -1 for lo, hi in zip(b.min, b.max)]
-        inputs.append({"name": input_name, "datatype": datatype(info.dtype), "shape": shape,
-                       "min_shape": list(b.min), "opt_shape": list(b.opt), "max_shape": list(b.max)})
-    outputs = [{"name": output_name, "datatype": datatype(info.dtype), "shape": list(info.shape)}
-               for output_name, info in exe.output_infos.items()]
-    return {"name": name, "versions": ["1"], "platform": "tripy", "inputs": inputs, "outputs": outputs,
-            "parameters": parameters}
-
+        inputs.append(
+            {
+                "name": input_name,
+                "datatype": datatype(info.dtype),
+                "shape": shape,
+                "min_shape": list(b.min),
+                "opt_shape": list(b.opt),
+                "max_shape": list(b.max),
+            }
+        )
+    outputs = [
+        {"name": output_name, "datatype": datatype(info.dtype), "shape": list(info.shape)}
+        for output_name, info in exe.output_infos.items()
+    ]
+    return {
+        "name": name,
+        "versions": ["1"],
+        "platform": "tripy",
+        "inputs": inputs,
+        "outputs": outputs,
+        "parameters": parameters,
+    }
 
 
 def client_message(e: Exception) -> str:

@@ -13,7 +13,9 @@ from tripy_serve.repository import Batching, ModelStore
 try:  # (the optional extra: only users of this module need Ray)
     from ray import serve
 except ImportError as e:  # pragma: no cover (tests/ray runs with Ray installed)
-    raise ImportError(f"tripy_serve.ray needs Ray and its Serve library ({e}): pip install 'tripy-inference[ray]'") from e
+    raise ImportError(
+        f"tripy_serve.ray needs Ray and its Serve library ({e}): pip install 'tripy-inference[ray]'"
+    ) from e
 
 __all__ = ["oip_deployment"]
 
@@ -32,8 +34,9 @@ class _OpenInferenceProtocol:
         return create_app(self.store)
 
 
-def oip_deployment(models: Mapping[str, ExecutableSource], *, max_batch: int = 16, max_wait_ms: float = 2.0,
-                   **options: Any) -> Any:
+def oip_deployment(
+    models: Mapping[str, ExecutableSource], *, max_batch: int = 16, max_wait_ms: float = 2.0, **options: Any
+) -> Any:
     """A Ray Serve application serving `models` (name -> executable or saved file) with ``tripy serve``'s own
     application: the Open Inference Protocol routes (``/v2/models/<name>/infer``, metadata, readiness, statistics)
     and its batching (``--max-batch``, ``--max-wait-ms``), in each replica. `options` go to Ray Serve's
@@ -44,4 +47,5 @@ def oip_deployment(models: Mapping[str, ExecutableSource], *, max_batch: int = 1
         serve.run(oip_deployment({"mlp": "mlp.tpexe"}, num_replicas=2), route_prefix="/")
     """
     return _OpenInferenceProtocol.options(**options).bind(  # type: ignore[attr-defined]
-        dict(models), max_batch, max_wait_ms / 1e3)
+        dict(models), max_batch, max_wait_ms / 1e3
+    )

@@ -29,8 +29,11 @@ def check_repository_parameters(names: Iterable[str]) -> None:
     """A 400 for load or unload parameters this server does not take (a configuration or file overrides)."""
     refused = sorted(set(names) - IGNORED_PARAMETERS)
     if refused:
-        raise ServeError(400, f"This server takes no load or unload parameters ({', '.join(refused)}): a model is its "
-                              ".tpexe file as it is.")
+        raise ServeError(
+            400,
+            f"This server takes no load or unload parameters ({', '.join(refused)}): a model is its "
+            ".tpexe file as it is.",
+        )
 
 
 @dataclass
@@ -57,8 +60,7 @@ class ModelStore:
     """The served models by name, the files they come from (the command line's, and the repository directory's
     ``.tpexe`` files), and loading and unloading them."""
 
-    def __init__(self, batching: Batching, metrics: Optional[Metrics] = None,
-                 repository: Optional[str] = None) -> None:
+    def __init__(self, batching: Batching, metrics: Optional[Metrics] = None, repository: Optional[str] = None) -> None:
         self.batching, self.metrics = batching, metrics
         self.repository = Path(repository) if repository is not None else None
         self.models: Dict[str, BatchingModel] = {}
@@ -73,8 +75,11 @@ class ModelStore:
             raise ServeError(404, f"Model '{name}' has no version {version!r}: every model here has one version, '1'.")
         if name not in self.models:
             served = ", ".join(sorted(self.models)) or "none"
-            raise ServeError(404, f"Unknown model '{name}'. This server has: {served}." +
-                             (" (It is in the repository: load it first.)" if name in self.paths() else ""))
+            raise ServeError(
+                404,
+                f"Unknown model '{name}'. This server has: {served}."
+                + (" (It is in the repository: load it first.)" if name in self.paths() else ""),
+            )
         return self.models[name]
 
     def add(self, name: str, exe: tp.Executable, path: Optional[str] = None) -> None:
@@ -85,8 +90,9 @@ class ModelStore:
 
     def _model(self, name: str, exe: tp.Executable) -> BatchingModel:
         b = self.batching
-        return BatchingModel(exe, b.max_batch, b.max_wait, b.pad,
-                             self.metrics.model(name) if self.metrics is not None else None)
+        return BatchingModel(
+            exe, b.max_batch, b.max_wait, b.pad, self.metrics.model(name) if self.metrics is not None else None
+        )
 
     def paths(self) -> Dict[str, Path]:
         """Every model the server can load: the repository's ``.tpexe`` files (as they are now) and the command
@@ -95,13 +101,17 @@ class ModelStore:
         if self.repository is not None:
             for entry in sorted(os.scandir(self.repository), key=lambda e: e.name):
                 if entry.name.endswith(".tpexe") and entry.is_file():
-                    found[entry.name[:-len(".tpexe")]] = Path(entry.path)
+                    found[entry.name[: -len(".tpexe")]] = Path(entry.path)
         return found
 
     def index(self, ready_only: bool = False) -> List[IndexEntry]:
         names = sorted(set(self.paths()) | set(self.models))
-        entries = [IndexEntry(n, "READY") if n in self.models else IndexEntry(n, "UNAVAILABLE", self.failures.get(
-            n, "unloaded")) for n in names]
+        entries = [
+            IndexEntry(n, "READY")
+            if n in self.models
+            else IndexEntry(n, "UNAVAILABLE", self.failures.get(n, "unloaded"))
+            for n in names
+        ]
         return [e for e in entries if e.state == "READY" or not ready_only]
 
     async def load(self, name: str, load: Callable[[str], tp.Executable] = tp.Executable.load) -> None:

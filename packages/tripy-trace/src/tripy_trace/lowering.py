@@ -24,7 +24,9 @@ from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 
 
-def constant(value: Any, dtype: Any, device: Any, shape: Sequence[int] = (), reason: Optional[str] = None) -> FlatIRTensor:
+def constant(
+    value: Any, dtype: Any, device: Any, shape: Sequence[int] = (), reason: Optional[str] = None
+) -> FlatIRTensor:
     out = FlatIRTensor.build(shape, dtype, device, reason)
     ConstantOp.build([], [out], data=np.asarray(value, dtype=dtype.numpy_dtype))
     return out
@@ -58,8 +60,13 @@ def shape_of(x: FlatIRTensor) -> FlatIRTensor:
     return concat_dims([dim_size(x, d) for d in range(x.rank)], x.device)
 
 
-def reshape(x: FlatIRTensor, shape: Sequence[int], shape_tensor: Optional[FlatIRTensor] = None,
-            reason: Optional[str] = None, out: Optional[FlatIRTensor] = None) -> FlatIRTensor:
+def reshape(
+    x: FlatIRTensor,
+    shape: Sequence[int],
+    shape_tensor: Optional[FlatIRTensor] = None,
+    reason: Optional[str] = None,
+    out: Optional[FlatIRTensor] = None,
+) -> FlatIRTensor:
     """Reshape x to `shape` (static), or to `shape_tensor` when `shape` has dynamic dims; binds `out` if given."""
     out = out or FlatIRTensor.build(shape, x.dtype, x.device, reason)
     if DYNAMIC not in shape:
@@ -104,8 +111,13 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Optional[tuple[int, .
     return tuple(out)
 
 
-def broadcast_to(x: FlatIRTensor, shape: Sequence[int], shape_tensor_fn: Any = None,
-                 reason: Optional[str] = None, force: bool = False) -> FlatIRTensor:
+def broadcast_to(
+    x: FlatIRTensor,
+    shape: Sequence[int],
+    shape_tensor_fn: Any = None,
+    reason: Optional[str] = None,
+    force: bool = False,
+) -> FlatIRTensor:
     """Broadcast x (NumPy rules, aligned right) to `shape`. Returns x itself when nothing is needed (unless
     `force`: a dynamic dim of x may be 1 at run time where the target's is not).
 
@@ -113,8 +125,11 @@ def broadcast_to(x: FlatIRTensor, shape: Sequence[int], shape_tensor_fn: Any = N
     """
     shape = tuple(shape)
     offset = len(shape) - x.rank
-    if offset == 0 and not (force and DYNAMIC in x.shape) and \
-            all(xd == sd or (xd == DYNAMIC and sd == DYNAMIC) for xd, sd in zip(x.shape, shape)):
+    if (
+        offset == 0
+        and not (force and DYNAMIC in x.shape)
+        and all(xd == sd or (xd == DYNAMIC and sd == DYNAMIC) for xd, sd in zip(x.shape, shape))
+    ):
         return x
     dims = list(range(offset, len(shape)))
     out = FlatIRTensor.build(shape, x.dtype, x.device, reason)
@@ -155,15 +170,23 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
 
     # Dims that are dynamic in two operands are taken to be equal at trace time, but either may be 1 at run
     # time: such operands are broadcast to the run-time shape.
-    dynamic_dims = [sum(1 for o in operands if 0 <= d - (len(out_shape) - o.rank) and
-                        o.shape[d - (len(out_shape) - o.rank)] == DYNAMIC) for d in range(len(out_shape))]
+    dynamic_dims = [
+        sum(
+            1
+            for o in operands
+            if 0 <= d - (len(out_shape) - o.rank) and o.shape[d - (len(out_shape) - o.rank)] == DYNAMIC
+        )
+        for d in range(len(out_shape))
+    ]
     force = any(n > 1 for n in dynamic_dims)
     side = {0: "left operand", 1: "right operand"} if len(operands) == 2 else {}
     result = []
     for i, o in enumerate(operands):
         which = side.get(i, f"operand {i}")
-        reason = (f"to broadcast the {which} ({o.name}: shape={list(o.shape)}) of {op_name} to the shape "
-                  f"{list(out_shape)}, to make it compatible with the other input(s)")
+        reason = (
+            f"to broadcast the {which} ({o.name}: shape={list(o.shape)}) of {op_name} to the shape "
+            f"{list(out_shape)}, to make it compatible with the other input(s)"
+        )
         result.append(broadcast_to(o, out_shape, cached_shape_tensor, reason, force))
     return result
 

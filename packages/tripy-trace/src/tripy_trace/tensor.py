@@ -26,8 +26,14 @@ class TraceTensor:
 
     __slots__ = ("number", "_name", "producer", "shape", "dtype", "device", "stack_info", "__weakref__")
 
-    def __init__(self, producer: Optional["BaseTraceOp"], stack_info: Optional["StackInfo"] = None,
-                 shape: Tuple[int, ...] = (), dtype: Optional[DType] = None, device: Optional[Device] = None) -> None:
+    def __init__(
+        self,
+        producer: Optional["BaseTraceOp"],
+        stack_info: Optional["StackInfo"] = None,
+        shape: Tuple[int, ...] = (),
+        dtype: Optional[DType] = None,
+        device: Optional[Device] = None,
+    ) -> None:
         """`shape`, `dtype`, `device`: where known when the tensor is made; otherwise inference sets them."""
         self.number = next(_ids)
         self._name: Optional[str] = None  # "t<number>" unless set (made when first asked for)

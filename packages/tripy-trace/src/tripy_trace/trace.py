@@ -20,8 +20,9 @@ class Trace:
         self.ops: List[BaseTraceOp] = topological_order(self.outputs)
         given = list(inputs)
         given_ids = {id(t) for t in given}
-        self.inputs: List[TraceTensor] = given + [o for op in self.ops if op.is_input
-                                                  for o in op.outputs if id(o) not in given_ids]
+        self.inputs: List[TraceTensor] = given + [
+            o for op in self.ops if op.is_input for o in op.outputs if id(o) not in given_ids
+        ]
 
     def cache_key(self) -> tuple:
         """A structural key: op kinds, attributes, wiring, and input shapes/dtypes/devices (not data).

@@ -14,8 +14,18 @@ import importlib.metadata as _metadata
 import typing as _typing
 
 from tripy_flatir.dtypes import (
-    bfloat16 as bfloat16, bool as bool, dtype as dtype, float16 as float16, float32 as float32, float8 as float8,
-    floating as floating, int32 as int32, int4 as int4, int64 as int64, int8 as int8, integer as integer,
+    bfloat16 as bfloat16,
+    bool as bool,
+    dtype as dtype,
+    float16 as float16,
+    float32 as float32,
+    float8 as float8,
+    floating as floating,
+    int32 as int32,
+    int4 as int4,
+    int64 as int64,
+    int8 as int8,
+    integer as integer,
 )
 from tripy_flatir.exceptions import TripyException as TripyException, TripyWarning as TripyWarning
 from tripy_flatir.logging import logger as logger

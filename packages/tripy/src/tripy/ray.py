@@ -47,9 +47,11 @@ def batch_size(executable: Executable) -> int:
     """
     infos = executable.input_infos
     if not infos or any(info.rank == 0 for info in infos.values()):
-        raise TripyException(f"The executable cannot run batches: every input needs a dim 0 (the batch), but its "
-                             f"inputs are {executable}. Compile it with a range for dim 0, e.g. "
-                             "tp.InputInfo(((1, 8, 32), 64), tp.float32).")
+        raise TripyException(
+            f"The executable cannot run batches: every input needs a dim 0 (the batch), but its "
+            f"inputs are {executable}. Compile it with a range for dim 0, e.g. "
+            "tp.InputInfo(((1, 8, 32), 64), tp.float32)."
+        )
     lo = max(info.shape_bounds.min[0] for info in infos.values())
     hi = min(info.shape_bounds.max[0] for info in infos.values())
     if lo > hi:
@@ -63,7 +65,7 @@ def _run(executable: Executable, arrays: Sequence[np.ndarray], rows: int) -> Lis
     total = len(arrays[0])
     pieces: List[List[np.ndarray]] = []
     for start in range(0, total, rows):
-        chunk = [a[start:start + rows] for a in arrays]
+        chunk = [a[start : start + rows] for a in arrays]
         n = len(chunk[0])
         chunk = [np.concatenate([c, np.repeat(c[-1:], rows - n, axis=0)]) if n < rows else c for c in chunk]
         outs = executable(*[Tensor(np.ascontiguousarray(c)) for c in chunk])
@@ -93,27 +95,34 @@ class BatchPredictor:
             BatchPredictor, fn_constructor_args=(exe,), batch_size=batch_size(exe), concurrency=2)
     """
 
-    def __init__(self, executable: ExecutableSource, outputs: Optional[Sequence[str]] = None,
-                 rows: Optional[int] = None) -> None:
+    def __init__(
+        self, executable: ExecutableSource, outputs: Optional[Sequence[str]] = None, rows: Optional[int] = None
+    ) -> None:
         self.executable = executable_of(executable)
         self.inputs = list(self.executable.input_infos)
         largest = batch_size(self.executable)
         self.rows = largest if rows is None else rows
         if not isinstance(self.rows, int) or not 1 <= self.rows <= largest:
-            raise TripyException(f"rows must be an int from 1 to {largest} (the largest batch the executable's "
-                                 f"declared range allows), but got {rows!r}.")
+            raise TripyException(
+                f"rows must be an int from 1 to {largest} (the largest batch the executable's "
+                f"declared range allows), but got {rows!r}."
+            )
         self.outputs = list(outputs) if outputs is not None else None
 
     def __call__(self, batch: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
         missing = [name for name in self.inputs if name not in batch]
         if missing:
-            raise TripyException(f"The batch has no column for the executable's input(s) {missing}: its columns are "
-                                 f"{sorted(batch)}. Name the columns after the inputs ({self.inputs}).")
+            raise TripyException(
+                f"The batch has no column for the executable's input(s) {missing}: its columns are "
+                f"{sorted(batch)}. Name the columns after the inputs ({self.inputs})."
+            )
         results = _run(self.executable, [np.asarray(batch[name]) for name in self.inputs], self.rows)
         names = self.outputs or (["output"] if len(results) == 1 else [f"output_{i}" for i in range(len(results))])
         if len(names) != len(results):
-            raise TripyException(f"The executable has {len(results)} output(s), but {len(names)} output column "
-                                 f"name(s) were given: {names}.")
+            raise TripyException(
+                f"The executable has {len(results)} output(s), but {len(names)} output column "
+                f"name(s) were given: {names}."
+            )
         passed = {name: column for name, column in batch.items() if name not in self.inputs}  # (ids, labels, ...)
         return {**passed, **dict(zip(names, results))}
 
@@ -149,12 +158,19 @@ class _Deployment:
         counts = np.cumsum([len(next(iter(r.values()))) for r in requests])[:-1]
         merged = {name: np.concatenate([np.asarray(r[name]) for r in requests]) for name in self.predictor.inputs}
         out = self.predictor(merged)
-        return [{name: part for name, part in zip(out, parts)} for parts in
-                zip(*[np.split(column, counts) for column in out.values()])]
+        return [
+            {name: part for name, part in zip(out, parts)}
+            for parts in zip(*[np.split(column, counts) for column in out.values()])
+        ]
 
 
-def deployment(executable: ExecutableSource, *, max_batch_size: Optional[int] = None,
-               batch_wait_timeout_s: float = 0.005, **options: Any) -> Any:
+def deployment(
+    executable: ExecutableSource,
+    *,
+    max_batch_size: Optional[int] = None,
+    batch_wait_timeout_s: float = 0.005,
+    **options: Any,
+) -> Any:
     """A Ray Serve application serving `executable` with Ray Serve's dynamic batching (``@serve.batch``): the
     requests gathered within `batch_wait_timeout_s`, up to `max_batch_size` of them (default :func:`batch_size`),
     run as one call. A request is a dict of arrays, input name -> rows (through a deployment handle), or over

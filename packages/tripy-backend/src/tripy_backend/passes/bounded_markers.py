@@ -31,8 +31,19 @@ from jax.extend.mlir.dialects import func, stablehlo
 from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend import op_facts
 from tripy_backend.passes import Job, Pass, masked_reads
-from tripy_backend.passes.markers import (DIM_MARKER, SET_DIMS, SIZES, SLICE, SOURCE_DIMS, SmallSize, Unsupported,
-                                          element, is_dynamic, main, set_function_type)
+from tripy_backend.passes.markers import (
+    DIM_MARKER,
+    SET_DIMS,
+    SIZES,
+    SLICE,
+    SOURCE_DIMS,
+    SmallSize,
+    Unsupported,
+    element,
+    is_dynamic,
+    main,
+    set_function_type,
+)
 from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes, gather_operand_dim
 
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
@@ -60,8 +71,9 @@ def bounded(job: Job) -> bool:
 PASS = Pass("bounded-markers", run, bounded)
 
 
-def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int],
-               input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> List[List[int]]:
+def _add_twins(
+    fn: Any, input_bounds: Dict[Tuple[int, int], int], input_lows: Optional[Dict[Tuple[int, int], int]] = None
+) -> List[List[int]]:
     """Clone the dim-value computations onto run-time sizes; mark the ops whose results need their real
     sizes; return each output's real sizes (``real_sizes``) as one more output. Returns the dynamic dims of
     each output. `input_bounds`, `input_lows`: the bucket's bound and smallest size of each dynamic input dim."""
@@ -96,8 +108,9 @@ def _add_twins(fn: Any, input_bounds: Dict[Tuple[int, int], int],
 def _dim_marker(value: Any, dim: int) -> Any:
     """A run-time read of an input's dim `dim` (an opaque marker until step 3)."""
     i32 = ir.IntegerType.get_signless(32)
-    return stablehlo.CustomCallOp([ir.RankedTensorType.get([], i32)], [value], DIM_MARKER,
-                                  backend_config=ir.StringAttr.get(str(dim))).results[0]
+    return stablehlo.CustomCallOp(
+        [ir.RankedTensorType.get([], i32)], [value], DIM_MARKER, backend_config=ir.StringAttr.get(str(dim))
+    ).results[0]
 
 
 def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
@@ -148,8 +161,11 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
 
 def _run_time_dims(result: Any, sizes: RealSizes) -> List[int]:
     """The dims of `result` typed ``?`` whose size is not the same for all input sizes (``constant_sizes``)."""
-    return [d for d, size in enumerate(ir.RankedTensorType(result.type).shape)
-            if size < 0 and not isinstance(sizes.of(result)[d], int)]
+    return [
+        d
+        for d, size in enumerate(ir.RankedTensorType(result.type).shape)
+        if size < 0 and not isinstance(sizes.of(result)[d], int)
+    ]
 
 
 def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
@@ -157,7 +173,9 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     again. XLA's dynamic padder tracks a padded value's real size through the ops, but loses it where the
     simplifier folds the value to a constant (``a >= a`` on integers): a concatenation of that value would
     put the next operand after the padding. Setting the sizes after every op keeps them whatever folds."""
-    if (name in op_facts.SHAPE_OPERANDS and name != "stablehlo.dynamic_gather") or name == "stablehlo.optimization_barrier":
+    if (
+        name in op_facts.SHAPE_OPERANDS and name != "stablehlo.dynamic_gather"
+    ) or name == "stablehlo.optimization_barrier":
         return
     for result in op.results:
         if not isinstance(result.type, ir.RankedTensorType):
@@ -185,8 +203,10 @@ def _check_reshape_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSi
     if not sizes.known(source, list(range(rank))):
         return
     counts = []
-    for factors in ([sizes.i32(source, d) for d in range(rank)],
-                    [element(shape, d) for d in range(ir.RankedTensorType(shape.type).shape[0])]):
+    for factors in (
+        [sizes.i32(source, d) for d in range(rank)],
+        [element(shape, d) for d in range(ir.RankedTensorType(shape.type).shape[0])],
+    ):
         count = factors[0] if factors else sizes.i32(source, 0)
         for f in factors[1:]:
             count = stablehlo.MulOp(count, f).result
@@ -208,13 +228,14 @@ def _return_sizes(ret: Any, twin: Dict[Any, Any], sizes: RealSizes, checks: List
             ok = checks[0]
             for c in checks[1:]:
                 ok = stablehlo.AndOp(ok, c).result
-            parts.append(stablehlo.ReshapeOp(one, stablehlo.ConvertOp(ir.RankedTensorType.get(
-                [], ir.IntegerType.get_signless(32)), ok).result).result)
+            parts.append(
+                stablehlo.ReshapeOp(
+                    one, stablehlo.ConvertOp(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)), ok).result
+                ).result
+            )
             out_dims.append([-1])
         if parts:
             outputs.append(parts[0] if len(parts) == 1 else stablehlo.ConcatenateOp(parts, 0).result)
         func.ReturnOp(outputs)
     ret.operation.erase()
     return out_dims
-
-

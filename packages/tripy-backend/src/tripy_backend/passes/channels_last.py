@@ -49,8 +49,12 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
                 for op in list(block.operations):
                     _visit(op.operation)
                 _erase_dead(block)
-        logger.log(lambda: "[compile] channels-last: {} convolution(s), {} transpose(s) of their results left".format(
-            *_convolutions_and_transposes(module)), "compile")
+        logger.log(
+            lambda: "[compile] channels-last: {} convolution(s), {} transpose(s) of their results left".format(
+                *_convolutions_and_transposes(module)
+            ),
+            "compile",
+        )
         return bytecode(module)
 
 
@@ -130,11 +134,16 @@ def _convolution(op: Any) -> None:
     for k, s in enumerate(osp):
         to_last[s] = 1 + k
     op.attributes["dimension_numbers"] = stablehlo.ConvDimensionNumbers.get(
-        input_batch_dimension=ib, input_feature_dimension=if_, input_spatial_dimensions=isp,
+        input_batch_dimension=ib,
+        input_feature_dimension=if_,
+        input_spatial_dimensions=isp,
         kernel_output_feature_dimension=dims.kernel_output_feature_dimension,
         kernel_input_feature_dimension=dims.kernel_input_feature_dimension,
         kernel_spatial_dimensions=list(dims.kernel_spatial_dimensions),
-        output_batch_dimension=0, output_feature_dimension=n + 1, output_spatial_dimensions=list(range(1, n + 1)))
+        output_batch_dimension=0,
+        output_feature_dimension=n + 1,
+        output_spatial_dimensions=list(range(1, n + 1)),
+    )
     if to_last != list(range(n + 2)):
         _transpose_result(op, tuple(to_last), _permuted_type(op.result.type, tuple(to_last)))
 
@@ -209,8 +218,9 @@ def _sink_reshape(op: Any) -> None:
     out_dims = [d for _, outs in order for d in outs]  # logical output dims, in physical order
     new_perm = tuple(out_dims.index(d) for d in range(len(out_dims)))
     out_shape = _shape(op.result)
-    new_type = ir.RankedTensorType.get([out_shape[d] for d in out_dims],
-                                       ir.RankedTensorType(op.result.type).element_type)
+    new_type = ir.RankedTensorType.get(
+        [out_shape[d] for d in out_dims], ir.RankedTensorType(op.result.type).element_type
+    )
     op.operands[0] = value
     _transpose_result(op, new_perm, new_type)
 
@@ -263,8 +273,9 @@ def _untranspose_operands(op: Any, perm: Perm) -> None:
             broadcast = v.owner
             dims = [perm[d] for d in _ints(broadcast.attributes["broadcast_dimensions"])]
             with ir.InsertionPoint(op), broadcast.location:
-                op.operands[k] = stablehlo.BroadcastInDimOp(_permuted_type(v.type, perm), broadcast.operands[0],
-                                                            _i64_array(dims)).result
+                op.operands[k] = stablehlo.BroadcastInDimOp(
+                    _permuted_type(v.type, perm), broadcast.operands[0], _i64_array(dims)
+                ).result
 
 
 def _transpose_result(op: Any, perm: Perm, physical_type: Any) -> None:
@@ -289,8 +300,9 @@ def _erase_dead(block: Any) -> None:
     """Erase the transposes, broadcasts and reshapes left without uses, last first."""
     for op in reversed(list(block.operations)):
         op = op.operation
-        if op.name in ("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.reshape") and \
-                not any(True for _ in op.result.uses):
+        if op.name in ("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.reshape") and not any(
+            True for _ in op.result.uses
+        ):
             op.erase()
 
 
@@ -345,7 +357,7 @@ def _int(attr: Any) -> int:
 
 def _pairs(attr: Any) -> List[List[int]]:
     flat = [int(v) for v in ir.DenseIntElementsAttr(attr)]
-    return [flat[k:k + 2] for k in range(0, len(flat), 2)]
+    return [flat[k : k + 2] for k in range(0, len(flat), 2)]
 
 
 def _i64_array(values: Sequence[int]) -> Any:

@@ -24,16 +24,32 @@ from tripy_backend.passes.markers import DIM_MARKER
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
 MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
 
-_BINARY = {"stablehlo.multiply": np.multiply, "stablehlo.add": np.add, "stablehlo.subtract": np.subtract,
-           "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.bitwise_and,
-           "stablehlo.or": np.bitwise_or}
-_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
-            "GE": np.greater_equal}
+_BINARY = {
+    "stablehlo.multiply": np.multiply,
+    "stablehlo.add": np.add,
+    "stablehlo.subtract": np.subtract,
+    "stablehlo.maximum": np.maximum,
+    "stablehlo.minimum": np.minimum,
+    "stablehlo.and": np.bitwise_and,
+    "stablehlo.or": np.bitwise_or,
+}
+_COMPARE = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
 
 
-def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], int],
-                     memos: Dict[Any, Dict[Any, Any]],
-                     lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
+def constant_element(
+    vector: Any,
+    i: int,
+    input_bounds: Dict[Tuple[int, int], int],
+    memos: Dict[Any, Dict[Any, Any]],
+    lows: Optional[Dict[Tuple[int, int], int]] = None,
+) -> Optional[int]:
     """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
     dims' bounds: `input_bounds`, by (argument, dim), and their smallest sizes `lows`, 1 if not given; a
     run-time read of one is a ``DIM_MARKER`` custom_call), else None. `memos` keeps the values evaluated so far,
@@ -41,9 +57,13 @@ def constant_element(vector: Any, i: int, input_bounds: Dict[Tuple[int, int], in
     return constant_of([(vector, i)], lambda x: x, input_bounds, memos, lows)
 
 
-def constant_of(elements: Sequence[Tuple[Any, int]], combine: Callable[..., Any],
-                input_bounds: Dict[Tuple[int, int], int], memos: Dict[Any, Dict[Any, Any]],
-                lows: Optional[Dict[Tuple[int, int], int]] = None) -> Optional[int]:
+def constant_of(
+    elements: Sequence[Tuple[Any, int]],
+    combine: Callable[..., Any],
+    input_bounds: Dict[Tuple[int, int], int],
+    memos: Dict[Any, Dict[Any, Any]],
+    lows: Optional[Dict[Tuple[int, int], int]] = None,
+) -> Optional[int]:
     """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
     for every combination of real sizes) if it is the same for all of them, else None (see
     `constant_element`)."""
@@ -78,9 +98,21 @@ class _Opaque(Exception):
 
 
 _LEAVES = ("stablehlo.constant", "stablehlo.custom_call", "stablehlo.get_dimension_size")
-_FOLLOWED = set(_LEAVES) | set(_BINARY) | {"stablehlo.divide", "stablehlo.remainder", "stablehlo.compare",
-                                           "stablehlo.select", "stablehlo.convert", "stablehlo.reshape",
-                                           "stablehlo.concatenate", "stablehlo.slice", "stablehlo.optimization_barrier"}
+_FOLLOWED = (
+    set(_LEAVES)
+    | set(_BINARY)
+    | {
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.compare",
+        "stablehlo.select",
+        "stablehlo.convert",
+        "stablehlo.reshape",
+        "stablehlo.concatenate",
+        "stablehlo.slice",
+        "stablehlo.optimization_barrier",
+    }
+)
 
 
 def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
@@ -95,8 +127,11 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
             stack.pop()
             continue
         op = getattr(value.owner, "operation", value.owner)
-        if not isinstance(op, ir.Operation) or op.name not in _FOLLOWED or np.prod(
-                ir.RankedTensorType(value.type).shape) > MAX_ELEMENTS:
+        if (
+            not isinstance(op, ir.Operation)
+            or op.name not in _FOLLOWED
+            or np.prod(ir.RankedTensorType(value.type).shape) > MAX_ELEMENTS
+        ):
             raise _Opaque()
         if op.name in _LEAVES:
             needed = []
@@ -113,8 +148,7 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
     return memo[root]
 
 
-def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any],
-                 count: int) -> Any:
+def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
     """`value`, the result of `op`, from its operands' values in `memo`."""
     from jax.extend.mlir import ir
 
@@ -122,7 +156,9 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
     arg = lambda k: memo[op.operands[k]]  # noqa: E731
     if name == "stablehlo.constant":
         attr = ir.DenseIntElementsAttr(op.attributes["value"])
-        data = [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
+        data = (
+            [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
+        )
         return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
     if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
         try:
@@ -148,15 +184,16 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
         return _COMPARE[direction](arg(0), arg(1))
     if name == "stablehlo.select":
         return np.where(arg(0), arg(1), arg(2))
-    if name in ("stablehlo.convert", "stablehlo.reshape") and int(np.prod(shape)) == int(np.prod(
-            ir.RankedTensorType(op.operands[0].type).shape)):
+    if name in ("stablehlo.convert", "stablehlo.reshape") and int(np.prod(shape)) == int(
+        np.prod(ir.RankedTensorType(op.operands[0].type).shape)
+    ):
         return arg(0).reshape(shape + [count]).astype(np.int64)
     if name == "stablehlo.concatenate":
         return np.concatenate([memo[v] for v in op.operands], axis=0)
     if name == "stablehlo.slice" and len(shape) == 1:
         start = int(ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0])
         step = int(ir.DenseI64ArrayAttr(op.attributes["strides"])[0])
-        return arg(0)[start:start + shape[0] * step:step]
+        return arg(0)[start : start + shape[0] * step : step]
     if name == "stablehlo.get_dimension_size":
         size = ir.RankedTensorType(op.operands[0].type).shape[int(ir.IntegerAttr(op.attributes["dimension"]).value)]
         if size >= 0:

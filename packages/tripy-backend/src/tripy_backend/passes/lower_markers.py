@@ -20,9 +20,23 @@ from jax.extend.mlir.dialects import stablehlo
 from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend.passes import Job, Pass, masked_reads
 from tripy_backend.passes.bounded_markers import bounded
-from tripy_backend.passes.markers import (DIM_MARKER, MASK, SET_DIMS, SIZES, SLICE, SOURCE_DIMS, SmallSize,
-                                          Unsupported, constant_ints, element, i32, main, real_size,
-                                          set_function_type, set_size)
+from tripy_backend.passes.markers import (
+    DIM_MARKER,
+    MASK,
+    SET_DIMS,
+    SIZES,
+    SLICE,
+    SOURCE_DIMS,
+    SmallSize,
+    Unsupported,
+    constant_ints,
+    element,
+    i32,
+    main,
+    real_size,
+    set_function_type,
+    set_size,
+)
 
 
 def run(module_bytes: bytes, job: Job) -> bytes:
@@ -44,6 +58,7 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
     """Markers become ops. A read of an input's dim is its real-size argument (`input_sizes`), not a
     ``get_dimension_size`` of it: XLA (jaxlib >= 0.7) folds that read to the bound where the input holds no
     elements, as a tp.DimensionInputInfo's carrier never does."""
+
     def check_bounds(value: Any, dims: List[int]) -> None:
         if any(ir.RankedTensorType(value.type).shape[d] <= 1 for d in dims):
             raise SmallSize("a size computed at run time is bounded by 0 or 1 here")
@@ -112,14 +127,23 @@ def _lower_slice(result: Any, source: Any, start: Any, limit: Any, strides: Any,
         span = [(n - 1) * k + 1 for n, k in zip(shape, steps)]
         cut = [d for d in range(rank) if span[d] < src_shape[d] or d in dims]
         whole = masked_reads.static_buffer(source, cut)
-        zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
-            ir.RankedTensorType.get([], ir.RankedTensorType(source.type).element_type),
-            masked_reads.zero_attr(ir.RankedTensorType(source.type).element_type))).result
-        padded = stablehlo.PadOp(whole, zero, ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(
-            [span[d] if d in cut else 0 for d in range(rank)]), ir.DenseI64ArrayAttr.get([0] * rank)).result
+        zero = stablehlo.ConstantOp(
+            ir.DenseElementsAttr.get_splat(
+                ir.RankedTensorType.get([], ir.RankedTensorType(source.type).element_type),
+                masked_reads.zero_attr(ir.RankedTensorType(source.type).element_type),
+            )
+        ).result
+        padded = stablehlo.PadOp(
+            whole,
+            zero,
+            ir.DenseI64ArrayAttr.get([0] * rank),
+            ir.DenseI64ArrayAttr.get([span[d] if d in cut else 0 for d in range(rank)]),
+            ir.DenseI64ArrayAttr.get([0] * rank),
+        ).result
         value = stablehlo.DynamicSliceOp(padded, starts, ir.DenseI64ArrayAttr.get(span)).result
-        value = stablehlo.SliceOp(value, ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(span),
-                                  ir.DenseI64ArrayAttr.get(steps)).result
+        value = stablehlo.SliceOp(
+            value, ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(span), ir.DenseI64ArrayAttr.get(steps)
+        ).result
     for d in dims:  # ceil((limit - start) / step)
         extent = stablehlo.SubtractOp(element(limit, d), starts[d]).result
         if steps[d] != 1:
@@ -162,24 +186,35 @@ def _gather_real(source: Any, src_real: List[Any], dst_shape: List[int], dst_rea
     move its padding itself, with a sort.)"""
     src_shape = list(ir.RankedTensorType(source.type).shape)
     k = 0
-    while (k < min(len(src_shape), len(dst_shape)) - 1 and src_shape[-1 - k] == dst_shape[-1 - k]
-           and isinstance(src_real[-1 - k], int) and isinstance(dst_real[-1 - k], int)):
+    while (
+        k < min(len(src_shape), len(dst_shape)) - 1
+        and src_shape[-1 - k] == dst_shape[-1 - k]
+        and isinstance(src_real[-1 - k], int)
+        and isinstance(dst_real[-1 - k], int)
+    ):
         k += 1
-    suffix, src_pre, dst_pre = src_shape[len(src_shape) - k:], src_shape[:len(src_shape) - k], dst_shape[:len(dst_shape) - k]
+    suffix, src_pre, dst_pre = (
+        src_shape[len(src_shape) - k :],
+        src_shape[: len(src_shape) - k],
+        dst_shape[: len(dst_shape) - k],
+    )
     count = math.prod(dst_pre)
     i32 = ir.IntegerType.get_signless(32)
     vec = ir.RankedTensorType.get([count], i32)
 
     def full(x: Any) -> Any:  # an int or an i32 scalar, broadcast to the index vector
         if isinstance(x, int):
-            x = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
-                ir.RankedTensorType.get([], i32), ir.IntegerAttr.get(i32, x))).result
+            x = stablehlo.ConstantOp(
+                ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i32), ir.IntegerAttr.get(i32, x))
+            ).result
         return stablehlo.BroadcastInDimOp(vec, x, ir.DenseI64ArrayAttr.get([])).result
 
     position = stablehlo.IotaOp(vec, 0).result
     index = full(0)  # the row-major index over the real result sizes
     for m in range(len(dst_pre)):
-        p = stablehlo.RemOp(stablehlo.DivOp(position, full(math.prod(dst_pre[m + 1:]))).result, full(dst_pre[m])).result
+        p = stablehlo.RemOp(
+            stablehlo.DivOp(position, full(math.prod(dst_pre[m + 1 :]))).result, full(dst_pre[m])
+        ).result
         index = stablehlo.AddOp(stablehlo.MulOp(index, full(dst_real[m])).result, p).result
     coordinates: List[Any] = []  # the source element with that index over the real source sizes
     column = ir.RankedTensorType.get([count, 1], i32)
@@ -189,12 +224,18 @@ def _gather_real(source: Any, src_real: List[Any], dst_shape: List[int], dst_rea
         index = stablehlo.DivOp(index, size).result
     indices = coordinates[0] if len(coordinates) == 1 else stablehlo.ConcatenateOp(coordinates, 1).result
     pre = list(range(len(src_pre)))
-    numbers = stablehlo.GatherDimensionNumbers.get(offset_dims=list(range(1, k + 1)), collapsed_slice_dims=pre,
-                                                   operand_batching_dims=[], start_indices_batching_dims=[],
-                                                   start_index_map=pre, index_vector_dim=1)
+    numbers = stablehlo.GatherDimensionNumbers.get(
+        offset_dims=list(range(1, k + 1)),
+        collapsed_slice_dims=pre,
+        operand_batching_dims=[],
+        start_indices_batching_dims=[],
+        start_index_map=pre,
+        index_vector_dim=1,
+    )
     gathered = stablehlo.GatherOp(source, indices, numbers, ir.DenseI64ArrayAttr.get([1] * len(pre) + suffix)).result
-    return stablehlo.ReshapeOp(ir.RankedTensorType.get(dst_shape, ir.RankedTensorType(source.type).element_type),
-                               gathered).result
+    return stablehlo.ReshapeOp(
+        ir.RankedTensorType.get(dst_shape, ir.RankedTensorType(source.type).element_type), gathered
+    ).result
 
 
 def _is_input_size(vector: Any, i: int, input_sizes: Dict[Tuple[int, int], Any]) -> bool:
@@ -217,8 +258,13 @@ def _is_input_size(vector: Any, i: int, input_sizes: Dict[Tuple[int, int], Any])
         elif op.name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
             value, i = op.operands[0], 0
         elif op.name == "stablehlo.slice":
-            value, i = op.operands[0], (list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
-                                        + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0])
+            value, i = (
+                op.operands[0],
+                (
+                    list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
+                    + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0]
+                ),
+            )
         else:
             return False
 

@@ -41,8 +41,9 @@ def set_function_type(fn: Any) -> None:
     """`fn`'s type from its arguments and what it returns (after either changed)."""
     block = fn.regions[0].blocks[0]
     ret = list(block.operations)[-1]
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
-                                                                          [v.type for v in ret.operands]))
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operands])
+    )
 
 
 def shape(value: Any) -> List[int]:
@@ -81,8 +82,9 @@ def set_size(value: Any, size: Any, dim: int) -> Any:
 def element(vector: Any, i: int) -> Any:
     """Element `i` of a rank-1 integer tensor, as an ``i32`` scalar."""
     t = ir.RankedTensorType(vector.type)
-    one = stablehlo.SliceOp(vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]),
-                            ir.DenseI64ArrayAttr.get([1])).result
+    one = stablehlo.SliceOp(
+        vector, ir.DenseI64ArrayAttr.get([i]), ir.DenseI64ArrayAttr.get([i + 1]), ir.DenseI64ArrayAttr.get([1])
+    ).result
     scalar = stablehlo.ReshapeOp(ir.RankedTensorType.get([], t.element_type), one).result
     i32_type = ir.IntegerType.get_signless(32)
     if t.element_type != i32_type:

@@ -55,7 +55,9 @@ def mark_reads(op: Any, name: str, sizes: RealSizes) -> None:
     sizes.alias(marker.results[0], operand)
 
 
-def _clamp_indices(op: Any, reads: Dict[int, List[int]], sizes: RealSizes, unsupported: Callable[[], Exception]) -> None:
+def _clamp_indices(
+    op: Any, reads: Dict[int, List[int]], sizes: RealSizes, unsupported: Callable[[], Exception]
+) -> None:
     """A gather of single elements along one padded dim (``take``: an embedding, resize's source rows) reads
     real elements only if its indices are clamped to the real size, as the exact-shape program clamps them
     (XLA would clamp them to the padded size). Its indices get that clamp, at run time."""
@@ -78,8 +80,6 @@ def _clamp_indices(op: Any, reads: Dict[int, List[int]], sizes: RealSizes, unsup
     sizes.alias(clamped, indices)
 
 
-
-
 def lower(marker: Any) -> Any:
     """The value a `MASK` marker stands for (at the current insertion point): its operand's whole buffer,
     static along the marked dims, with 0 beyond their real sizes."""
@@ -92,9 +92,11 @@ def lower(marker: Any) -> Any:
     index = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(32))
     fill = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, zero_attr(t.element_type))).result
     for d, n in zip(dims, list(marker.operands)[1:]):
-        real = stablehlo.CompareOp(stablehlo.IotaOp(index, d).result,
-                                   stablehlo.BroadcastInDimOp(index, n, ir.DenseI64ArrayAttr.get([])).result,
-                                   stablehlo.ComparisonDirectionAttr.get("LT")).result
+        real = stablehlo.CompareOp(
+            stablehlo.IotaOp(index, d).result,
+            stablehlo.BroadcastInDimOp(index, n, ir.DenseI64ArrayAttr.get([])).result,
+            stablehlo.ComparisonDirectionAttr.get("LT"),
+        ).result
         value = stablehlo.SelectOp(real, value, fill).result
     return value
 
@@ -115,8 +117,13 @@ def static_buffer(value: Any, dims: List[int]) -> Any:
     columns = [stablehlo.IotaOp(ir.RankedTensorType.get(grid, i32), k).result for k in range(len(dims))]
     indices = columns[0] if len(columns) == 1 else stablehlo.ConcatenateOp(columns, len(dims)).result
     numbers = stablehlo.GatherDimensionNumbers.get(
-        offset_dims=[k for k in range(t.rank) if k not in dims], collapsed_slice_dims=dims, operand_batching_dims=[],
-        start_indices_batching_dims=[], start_index_map=dims, index_vector_dim=len(dims))
+        offset_dims=[k for k in range(t.rank) if k not in dims],
+        collapsed_slice_dims=dims,
+        operand_batching_dims=[],
+        start_indices_batching_dims=[],
+        start_index_map=dims,
+        index_vector_dim=len(dims),
+    )
     sizes = ir.DenseI64ArrayAttr.get([1 if k in dims else n for k, n in enumerate(shape)])
     return stablehlo.GatherOp(value, indices, numbers, sizes, indices_are_sorted=ir.BoolAttr.get(True)).result
 

@@ -27,8 +27,9 @@ def isolate(module_bytes: bytes, job: Job) -> bytes:
         return module_bytes
     with context():
         module = ir.Module.parse(module_bytes)
-        products = [op for op in cpu_plan.walk(module.operation)
-                    if op.name == "stablehlo.dot_general" and _isolable(op)]
+        products = [
+            op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.dot_general" and _isolable(op)
+        ]
         for dot in products:
             vector = 0 if cpu_plan.free_elements(dot, 0) == 1 else 1
             with ir.InsertionPoint(dot), dot.location:

@@ -36,8 +36,12 @@ Size = Union[int, Any, Unknown]  # static size, i32 scalar MLIR value, or Unknow
 class RealSizes:
     """The size of each dim of each value of one function, filled op by op (`visit`)."""
 
-    def __init__(self, twin: Dict[Any, Any], input_bounds: Optional[Dict[Tuple[int, int], int]] = None,
-                 input_lows: Optional[Dict[Tuple[int, int], int]] = None) -> None:
+    def __init__(
+        self,
+        twin: Dict[Any, Any],
+        input_bounds: Optional[Dict[Tuple[int, int], int]] = None,
+        input_lows: Optional[Dict[Tuple[int, int], int]] = None,
+    ) -> None:
         self.twin = twin  # value -> its run-time twin (see ``bounded_markers._add_twins``)
         # the bucket's bound of each dynamic input dim: to find computed sizes that are the same for all real
         # sizes (``constant_sizes``)
@@ -51,8 +55,7 @@ class RealSizes:
 
         sizes = self.sizes.get(value)
         if sizes is None:
-            sizes = [s if s >= 0 else Unknown("an unvisited op")
-                     for s in ir.RankedTensorType(value.type).shape]
+            sizes = [s if s >= 0 else Unknown("an unvisited op") for s in ir.RankedTensorType(value.type).shape]
         return sizes
 
     def alias(self, value: Any, same_as: Any) -> None:
@@ -66,8 +69,7 @@ class RealSizes:
         """The size of `value`'s dim `dim` as an ``i32`` scalar MLIR value (at the current insertion point)."""
         size = self.of(value)[dim]
         if isinstance(size, Unknown):
-            raise Unsupported(f"the size of a {size.op_name} result is not given by the program's shape "
-                                   "arithmetic")
+            raise Unsupported(f"the size of a {size.op_name} result is not given by the program's shape arithmetic")
         return i32(size) if isinstance(size, int) else size
 
     def visit_argument(self, arg: Any, read: Callable[[Any, int], Any]) -> None:
@@ -88,8 +90,9 @@ class RealSizes:
             if all(s >= 0 for s in shape):
                 continue
             rule = _RULES.get(name) or (_elementwise if name in op_facts.ELEMENTWISE else None)
-            self.sizes[result] = [s if s >= 0 else (rule(self, op, i, d) if rule else Unknown(name))
-                                  for d, s in enumerate(shape)]
+            self.sizes[result] = [
+                s if s >= 0 else (rule(self, op, i, d) if rule else Unknown(name)) for d, s in enumerate(shape)
+            ]
 
 
 # ---- the rules: size of dim `d` of result `i` of `op` -------------------------------------------------
@@ -125,12 +128,17 @@ def _dot_general(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
     dn = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
     lhs, rhs = op.operands[0], op.operands[1]
-    lhs_free = [k for k in range(len(ir_shape(lhs)))
-                if k not in dn.lhs_batching_dimensions and k not in dn.lhs_contracting_dimensions]
-    rhs_free = [k for k in range(len(ir_shape(rhs)))
-                if k not in dn.rhs_batching_dimensions and k not in dn.rhs_contracting_dimensions]
-    where = ([(lhs, k) for k in dn.lhs_batching_dimensions] + [(lhs, k) for k in lhs_free]
-             + [(rhs, k) for k in rhs_free])
+    lhs_free = [
+        k
+        for k in range(len(ir_shape(lhs)))
+        if k not in dn.lhs_batching_dimensions and k not in dn.lhs_contracting_dimensions
+    ]
+    rhs_free = [
+        k
+        for k in range(len(ir_shape(rhs)))
+        if k not in dn.rhs_batching_dimensions and k not in dn.rhs_contracting_dimensions
+    ]
+    where = [(lhs, k) for k in dn.lhs_batching_dimensions] + [(lhs, k) for k in lhs_free] + [(rhs, k) for k in rhs_free]
     value, k = where[d]
     return s.of(value)[k]
 
@@ -181,8 +189,9 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
     vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
     if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
-        static = constant_of([(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds,
-                             s.evaluated, s.input_lows)
+        static = constant_of(
+            [(v, d) for v in vectors], lambda a, b, k: -((a - b) // k), s.input_bounds, s.evaluated, s.input_lows
+        )
         if static is not None and static > 0:  # (an empty slice of a padded source crashes XLA on jaxlib 0.6)
             return static
     start, limit, stride = (element(v, d) for v in vectors)
@@ -209,8 +218,12 @@ def _convolution(s: RealSizes, op: Any, i: int, d: int) -> Size:
     if window < 0:
         return Unknown(op.name)
     n = s.of(op.operands[0])[dn.input_spatial_dimensions[j]]
-    return _window_size(n, window, *(_attr(op, name, j, 1) for name in ("window_strides", "lhs_dilation",
-                                                                         "rhs_dilation")), *_attr(op, "padding", j, 0, pair=True))
+    return _window_size(
+        n,
+        window,
+        *(_attr(op, name, j, 1) for name in ("window_strides", "lhs_dilation", "rhs_dilation")),
+        *_attr(op, "padding", j, 0, pair=True),
+    )
 
 
 def _along(s: RealSizes, op: Any, i: int, d: int) -> Size:
@@ -221,13 +234,18 @@ def _along(s: RealSizes, op: Any, i: int, d: int) -> Size:
     if not any(k == d for _, k in READS_ACROSS[op.name](op)) or op.name == "stablehlo.reverse":
         return n
     if op.name == "stablehlo.pad":
-        low, high, interior = (_ints(op, name)[d] for name in ("edge_padding_low", "edge_padding_high",
-                                                                "interior_padding"))
+        low, high, interior = (
+            _ints(op, name)[d] for name in ("edge_padding_low", "edge_padding_high", "interior_padding")
+        )
         return _affine(n, 1 + interior, low + high - interior)
     if op.name == "stablehlo.reduce_window":
         window = _dense(op.attributes["window_dimensions"])[d]
-        return _window_size(n, window, *(_attr(op, name, d, 1) for name in (
-            "window_strides", "base_dilations", "window_dilations")), *_attr(op, "padding", d, 0, pair=True))
+        return _window_size(
+            n,
+            window,
+            *(_attr(op, name, d, 1) for name in ("window_strides", "base_dilations", "window_dilations")),
+            *_attr(op, "padding", d, 0, pair=True),
+        )
     return Unknown(op.name)
 
 
@@ -239,8 +257,9 @@ def _attr(op: Any, name: str, d: int, default: int, pair: bool = False) -> Any:
     return (values[2 * d], values[2 * d + 1]) if pair else values[d]
 
 
-def _window_size(n: Size, window: int, stride: int, base_dilation: int, window_dilation: int, low: int,
-                 high: int) -> Size:
+def _window_size(
+    n: Size, window: int, stride: int, base_dilation: int, window_dilation: int, low: int, high: int
+) -> Size:
     """The output size of a window over `n` elements: ``((n - 1) * base_dilation + 1 + low + high - span) //
     stride + 1``, ``span`` the dilated window."""
     span = (window - 1) * window_dilation + 1
@@ -255,8 +274,12 @@ def _affine(n: Size, multiplier: int, addend: int, divisor: int = 1, plus: int =
         return n
     if isinstance(n, int):
         return (n * multiplier + addend) // divisor + plus
-    for op, k in ((stablehlo.MulOp, multiplier), (stablehlo.AddOp, addend), (stablehlo.DivOp, divisor),
-                  (stablehlo.AddOp, plus)):
+    for op, k in (
+        (stablehlo.MulOp, multiplier),
+        (stablehlo.AddOp, addend),
+        (stablehlo.DivOp, divisor),
+        (stablehlo.AddOp, plus),
+    ):
         if k != (1 if op in (stablehlo.MulOp, stablehlo.DivOp) else 0):
             n = op(n, i32(k)).result
     return n
@@ -284,13 +307,23 @@ def gather_operand_dim(op: Any, d: int) -> int:
 
 
 _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
-    "stablehlo.optimization_barrier": _barrier, "stablehlo.transpose": _transpose,
-    "stablehlo.broadcast_in_dim": _broadcast_in_dim, "stablehlo.reduce": _reduce,
-    "stablehlo.dot_general": _dot_general, "stablehlo.concatenate": _concatenate,
-    "stablehlo.dynamic_broadcast_in_dim": _from_shape_operand, "stablehlo.dynamic_reshape": _from_shape_operand,
-    "stablehlo.dynamic_iota": _from_shape_operand, "stablehlo.gather": _gather, "stablehlo.real_dynamic_slice": _real_dynamic_slice,
-    "stablehlo.convolution": _convolution, "stablehlo.reduce_window": _along, "stablehlo.pad": _along,
-    "stablehlo.reverse": _along, "stablehlo.sort": _along, "stablehlo.dynamic_gather": _dynamic_gather,
+    "stablehlo.optimization_barrier": _barrier,
+    "stablehlo.transpose": _transpose,
+    "stablehlo.broadcast_in_dim": _broadcast_in_dim,
+    "stablehlo.reduce": _reduce,
+    "stablehlo.dot_general": _dot_general,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.dynamic_broadcast_in_dim": _from_shape_operand,
+    "stablehlo.dynamic_reshape": _from_shape_operand,
+    "stablehlo.dynamic_iota": _from_shape_operand,
+    "stablehlo.gather": _gather,
+    "stablehlo.real_dynamic_slice": _real_dynamic_slice,
+    "stablehlo.convolution": _convolution,
+    "stablehlo.reduce_window": _along,
+    "stablehlo.pad": _along,
+    "stablehlo.reverse": _along,
+    "stablehlo.sort": _along,
+    "stablehlo.dynamic_gather": _dynamic_gather,
 }
 
 
@@ -313,8 +346,13 @@ def _conv_dims(op: Any) -> List[Tuple[int, int]]:
 def _window_dims(op: Any) -> List[Tuple[int, int]]:
     """reduce_window: the dims whose window is wider than one element, strided, dilated or padded."""
     trivial = {"window_dimensions": 1, "window_strides": 1, "base_dilations": 1, "window_dilations": 1}
-    wide = {d for name, one in trivial.items() if name in op.attributes
-            for d, v in enumerate(_dense(op.attributes[name])) if v != one}
+    wide = {
+        d
+        for name, one in trivial.items()
+        if name in op.attributes
+        for d, v in enumerate(_dense(op.attributes[name]))
+        if v != one
+    }
     if "padding" in op.attributes:
         wide |= {k // 2 for k, v in enumerate(_dense(op.attributes["padding"])) if v != 0}
     inputs = len(op.operands) // 2  # (the inputs, then as many init values)
@@ -341,9 +379,13 @@ def _gather_dims(op: Any) -> List[Tuple[int, int]]:
 
 
 READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
-    "stablehlo.convolution": _conv_dims, "stablehlo.reduce_window": _window_dims, "stablehlo.pad": _pad_dims,
-    "stablehlo.reverse": lambda op: [(0, d) for d in _ints(op, "dimensions")], "stablehlo.sort": _sort_dims,
-    "stablehlo.dynamic_gather": _gather_dims, "stablehlo.gather": _gather_dims,
+    "stablehlo.convolution": _conv_dims,
+    "stablehlo.reduce_window": _window_dims,
+    "stablehlo.pad": _pad_dims,
+    "stablehlo.reverse": lambda op: [(0, d) for d in _ints(op, "dimensions")],
+    "stablehlo.sort": _sort_dims,
+    "stablehlo.dynamic_gather": _gather_dims,
+    "stablehlo.gather": _gather_dims,
 }
 
 

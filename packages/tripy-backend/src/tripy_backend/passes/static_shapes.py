@@ -43,8 +43,10 @@ def _with_input_shapes(module_bytes: bytes, job: Job) -> bytes:
             module.operation.verify()
         except ir.MLIRError as e:
             diagnostics = e.error_diagnostics
-            raise Rejected([f"({locations.describe(d.location)}) {d.message}" for d in diagnostics],
-                           [str(d.location) for d in diagnostics]) from None
+            raise Rejected(
+                [f"({locations.describe(d.location)}) {d.message}" for d in diagnostics],
+                [str(d.location) for d in diagnostics],
+            ) from None
         return bytecode(module)
 
 

@@ -10,8 +10,9 @@ from tripy_flatir.ops.base import BaseFlatIROp
 
 def _compare(a: Any, b: Any, direction: str, dtype: Any) -> Any:
     kind = "FLOAT" if dtype.is_floating else ("UNSIGNED" if dtype.name == "bool" else "SIGNED")
-    return stablehlo.CompareOp(a, b, stablehlo.ComparisonDirectionAttr.get(direction),
-                               compare_type=stablehlo.ComparisonTypeAttr.get(kind)).result
+    return stablehlo.CompareOp(
+        a, b, stablehlo.ComparisonDirectionAttr.get(direction), compare_type=stablehlo.ComparisonTypeAttr.get(kind)
+    ).result
 
 
 @dataclasses.dataclass(repr=False, eq=False)
@@ -30,8 +31,9 @@ class ArgReduceOp(BaseFlatIROp):
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         vdt, idt = self.inputs[0].dtype, self.inputs[1].dtype
-        op = self.mlir_op([self.result_type(0), self.result_type(1)], operands[:2], operands[2:],
-                          i64_attr_array([self.reduce_dim]))
+        op = self.mlir_op(
+            [self.result_type(0), self.result_type(1)], operands[:2], operands[2:], i64_attr_array([self.reduce_dim])
+        )
         vs = ir.RankedTensorType.get([], vdt.mlir_type())
         is_ = ir.RankedTensorType.get([], idt.mlir_type())
         block = op.regions[0].blocks.append(vs, is_, vs, is_)

@@ -53,8 +53,11 @@ class BaseFlatIROp:
         return self.outputs[index].mlir_type()
 
     def attribute_items(self) -> list[tuple[str, Any]]:
-        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
-                if f.name not in ("inputs", "outputs") and f.name not in self.str_skip_fields]
+        return [
+            (f.name, getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name not in ("inputs", "outputs") and f.name not in self.str_skip_fields
+        ]
 
     def __str__(self) -> str:
         outs = ", ".join(str(o) for o in self.outputs)

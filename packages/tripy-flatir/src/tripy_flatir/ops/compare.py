@@ -20,5 +20,11 @@ class CompareOp(BaseFlatIROp):
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         dt = self.inputs[0].dtype
         kind = "FLOAT" if dt.is_floating else ("UNSIGNED" if dt.name == "bool" else "SIGNED")
-        return [self.mlir_op(operands[0], operands[1], stablehlo.ComparisonDirectionAttr.get(self.direction),
-                             compare_type=stablehlo.ComparisonTypeAttr.get(kind)).result]
+        return [
+            self.mlir_op(
+                operands[0],
+                operands[1],
+                stablehlo.ComparisonDirectionAttr.get(self.direction),
+                compare_type=stablehlo.ComparisonTypeAttr.get(kind),
+            ).result
+        ]

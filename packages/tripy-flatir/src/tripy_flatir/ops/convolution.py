@@ -35,26 +35,43 @@ class ConvolutionOp(BaseFlatIROp):
         spatial = list(range(2, 2 + n))
         k_out, k_in, k_spatial = (n + 1, n, list(range(n))) if self.kernel_last else (0, 1, spatial)
         numbers = stablehlo.ConvDimensionNumbers.get(
-            input_batch_dimension=0, input_feature_dimension=1, input_spatial_dimensions=spatial,
-            kernel_output_feature_dimension=k_out, kernel_input_feature_dimension=k_in,
+            input_batch_dimension=0,
+            input_feature_dimension=1,
+            input_spatial_dimensions=spatial,
+            kernel_output_feature_dimension=k_out,
+            kernel_input_feature_dimension=k_in,
             kernel_spatial_dimensions=k_spatial,
-            output_batch_dimension=0, output_feature_dimension=1, output_spatial_dimensions=spatial)
+            output_batch_dimension=0,
+            output_feature_dimension=1,
+            output_spatial_dimensions=spatial,
+        )
         i64 = ir.IntegerType.get_signless(64)
-        padding = ir.DenseElementsAttr.get(np.asarray(self.padding, dtype=np.int64).reshape(n, 2),
-                                           type=i64, shape=[n, 2])
+        padding = ir.DenseElementsAttr.get(
+            np.asarray(self.padding, dtype=np.int64).reshape(n, 2), type=i64, shape=[n, 2]
+        )
         reversal = None
         if self.window_reversal is not None and any(self.window_reversal):
             reversal = ir.DenseBoolArrayAttr.get([bool(r) for r in self.window_reversal])
-        return [self.mlir_op(
-            self.result_type(), operands[0], operands[1], numbers,
-            ir.IntegerAttr.get(i64, self.feature_group_count), ir.IntegerAttr.get(i64, 1),
-            window_strides=i64_attr_array(self.window_strides), padding=padding,
-            lhs_dilation=i64_attr_array(self.lhs_dilation), rhs_dilation=i64_attr_array(self.rhs_dilation),
-            window_reversal=reversal).result]
+        return [
+            self.mlir_op(
+                self.result_type(),
+                operands[0],
+                operands[1],
+                numbers,
+                ir.IntegerAttr.get(i64, self.feature_group_count),
+                ir.IntegerAttr.get(i64, 1),
+                window_strides=i64_attr_array(self.window_strides),
+                padding=padding,
+                lhs_dilation=i64_attr_array(self.lhs_dilation),
+                rhs_dilation=i64_attr_array(self.rhs_dilation),
+                window_reversal=reversal,
+            ).result
+        ]
 
 
-def output_size(size: int, kernel: int, stride: int, padding: Sequence[int], lhs_dilation: int,
-                rhs_dilation: int) -> int:
+def output_size(
+    size: int, kernel: int, stride: int, padding: Sequence[int], lhs_dilation: int, rhs_dilation: int
+) -> int:
     """The output length of one spatial dim of a convolution (-1 when the input length is dynamic)."""
     if size < 0:
         return -1

@@ -17,5 +17,4 @@ class DynamicBroadcastOp(BaseFlatIROp):
     broadcast_dim: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [self.mlir_op(self.result_type(), operands[0], operands[1],
-                             i64_attr_array(self.broadcast_dim)).result]
+        return [self.mlir_op(self.result_type(), operands[0], operands[1], i64_attr_array(self.broadcast_dim)).result]

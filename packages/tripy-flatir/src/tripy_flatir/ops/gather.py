@@ -12,9 +12,14 @@ def take_dimension_numbers(operand_rank: int, index_rank: int, dim: int) -> Any:
     indices given as `index` with a trailing size-1 dim (the index vector)."""
     out_rank = operand_rank - 1 + index_rank
     offset_dims = list(range(dim)) + list(range(dim + index_rank, out_rank))
-    return stablehlo.GatherDimensionNumbers.get(offset_dims=offset_dims, collapsed_slice_dims=[dim],
-                                                operand_batching_dims=[], start_indices_batching_dims=[],
-                                                start_index_map=[dim], index_vector_dim=index_rank)
+    return stablehlo.GatherDimensionNumbers.get(
+        offset_dims=offset_dims,
+        collapsed_slice_dims=[dim],
+        operand_batching_dims=[],
+        start_indices_batching_dims=[],
+        start_index_map=[dim],
+        index_vector_dim=index_rank,
+    )
 
 
 @dataclasses.dataclass(repr=False, eq=False)

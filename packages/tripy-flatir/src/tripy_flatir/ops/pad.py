@@ -19,5 +19,12 @@ class PadOp(BaseFlatIROp):
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
         interior = [0] * len(self.padding_low)
-        return [self.mlir_op(operands[0], operands[1], i64_attr_array(self.padding_low),
-                             i64_attr_array(self.padding_high), i64_attr_array(interior)).result]
+        return [
+            self.mlir_op(
+                operands[0],
+                operands[1],
+                i64_attr_array(self.padding_low),
+                i64_attr_array(self.padding_high),
+                i64_attr_array(interior),
+            ).result
+        ]

@@ -7,8 +7,14 @@ from jax.extend.mlir.dialects import stablehlo
 from tripy_flatir.mlir_utils import i64_attr_array
 from tripy_flatir.ops.base import BaseFlatIROp
 
-_BODY = {"sum": stablehlo.AddOp, "prod": stablehlo.MulOp, "max": stablehlo.MaxOp, "min": stablehlo.MinOp,
-         "and": stablehlo.AndOp, "or": stablehlo.OrOp}
+_BODY = {
+    "sum": stablehlo.AddOp,
+    "prod": stablehlo.MulOp,
+    "max": stablehlo.MaxOp,
+    "min": stablehlo.MinOp,
+    "and": stablehlo.AndOp,
+    "or": stablehlo.OrOp,
+}
 
 
 @dataclasses.dataclass(repr=False, eq=False)

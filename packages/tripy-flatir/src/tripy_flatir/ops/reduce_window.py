@@ -25,11 +25,19 @@ class ReduceWindowOp(BaseFlatIROp):
     padding: List[Tuple[int, int]]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        pad_attr = ir.DenseElementsAttr.get(np.asarray(self.padding, dtype=np.int64).reshape(len(self.padding), 2),
-                                            type=ir.IntegerType.get_signless(64), shape=[len(self.padding), 2])
-        op = self.mlir_op([self.result_type()], [operands[0]], [operands[1]],
-                          i64_attr_array(self.window_dims), window_strides=i64_attr_array(self.window_strides),
-                          padding=pad_attr)
+        pad_attr = ir.DenseElementsAttr.get(
+            np.asarray(self.padding, dtype=np.int64).reshape(len(self.padding), 2),
+            type=ir.IntegerType.get_signless(64),
+            shape=[len(self.padding), 2],
+        )
+        op = self.mlir_op(
+            [self.result_type()],
+            [operands[0]],
+            [operands[1]],
+            i64_attr_array(self.window_dims),
+            window_strides=i64_attr_array(self.window_strides),
+            padding=pad_attr,
+        )
         scalar = ir.RankedTensorType.get([], self.inputs[0].dtype.mlir_type())
         block = op.regions[0].blocks.append(scalar, scalar)
         with ir.InsertionPoint(block):

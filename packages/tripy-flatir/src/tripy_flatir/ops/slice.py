@@ -18,5 +18,11 @@ class SliceOp(BaseFlatIROp):
     strides: List[int]
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        return [self.mlir_op(operands[0], i64_attr_array(self.start_indices), i64_attr_array(self.limit_indices),
-                             i64_attr_array(self.strides)).result]
+        return [
+            self.mlir_op(
+                operands[0],
+                i64_attr_array(self.start_indices),
+                i64_attr_array(self.limit_indices),
+                i64_attr_array(self.strides),
+            ).result
+        ]

@@ -21,9 +21,12 @@ class SortOp(BaseFlatIROp):
     descending: bool
 
     def to_mlir(self, operands: List[Any]) -> List[Any]:
-        op = self.mlir_op([self.result_type(i) for i in range(len(self.outputs))], operands,
-                          dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim),
-                          is_stable=ir.BoolAttr.get(True))
+        op = self.mlir_op(
+            [self.result_type(i) for i in range(len(self.outputs))],
+            operands,
+            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.dim),
+            is_stable=ir.BoolAttr.get(True),
+        )
         scalars = []
         for t in self.inputs:
             s = ir.RankedTensorType.get([], t.dtype.mlir_type())
@@ -33,8 +36,12 @@ class SortOp(BaseFlatIROp):
         kind = "FLOAT" if key.is_floating else ("UNSIGNED" if key.name == "bool" else "SIGNED")
 
         def cmp(x: Any, y: Any, direction: str) -> Any:
-            return stablehlo.CompareOp(x, y, stablehlo.ComparisonDirectionAttr.get(direction),
-                                       compare_type=stablehlo.ComparisonTypeAttr.get(kind)).result
+            return stablehlo.CompareOp(
+                x,
+                y,
+                stablehlo.ComparisonDirectionAttr.get(direction),
+                compare_type=stablehlo.ComparisonTypeAttr.get(kind),
+            ).result
 
         with ir.InsertionPoint(block):
             a, b = block.arguments[0], block.arguments[1]

@@ -110,8 +110,9 @@ def _write_archive(f: BinaryIO, contents: Contents, producer: str) -> None:
         members[member] = data
         dt = dtypes.from_numpy(array.dtype)
         assert dt is not None
-        constants_meta.append({"member": member, "dtype": dt.name, "shape": list(array.shape), "size": len(data),
-                               "sha256": _sha256(data)})
+        constants_meta.append(
+            {"member": member, "dtype": dt.name, "shape": list(array.shape), "size": len(data), "sha256": _sha256(data)}
+        )
         layout = contents.constant_layouts[i] if i < len(contents.constant_layouts) else None
         if layout is not None:
             constants_meta[-1]["sharding"] = layout.to_json()
@@ -170,8 +171,9 @@ def _read_archive(f: BinaryIO) -> Contents:
     try:
         archive = zipfile.ZipFile(f)  # (members are read from the file as needed, each once)
     except zipfile.BadZipFile:
-        raise FormatError("it is not a tripy executable (not a valid archive: it is truncated, corrupted, "
-                          "or of another kind)") from None
+        raise FormatError(
+            "it is not a tripy executable (not a valid archive: it is truncated, corrupted, or of another kind)"
+        ) from None
     with archive:
         return _contents(archive)
 
@@ -208,33 +210,48 @@ def _contents(archive: zipfile.ZipFile) -> Contents:
         shape = tuple(meta["shape"])
         np_dtype = dt.numpy_dtype
         if np_dtype is None or len(data) != math.prod(shape) * np_dtype.itemsize:
-            raise FormatError(f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape "
-                              f"{list(shape)}")
+            raise FormatError(
+                f"constant {i} ('{meta['member']}') does not hold {meta['dtype']} data of shape {list(shape)}"
+            )
         constants.append(np.frombuffer(data, dtype=np_dtype).reshape(shape))
         layouts.append(Layout.from_json(meta["sharding"]) if "sharding" in meta else None)
     compiled = _read_compiled(header["compiled"], member) if "compiled" in header else None
     inputs = header["inputs"]
-    return Contents(names=[i["name"] for i in inputs], infos=[input_info_from_json(i) for i in inputs],
-                    outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
-                    returns_tuple=header["returns_tuple"], device=header["device"], program=program,
-                    stablehlo_version=header["stablehlo_version"], constants=constants,
-                    optimization_level=header.get("optimization_level", 3), compiled=compiled,
-                    constant_layouts=layouts)
+    return Contents(
+        names=[i["name"] for i in inputs],
+        infos=[input_info_from_json(i) for i in inputs],
+        outputs=[(dtype_from_name(o["dtype"]), tuple(o["shape"])) for o in header["outputs"]],
+        returns_tuple=header["returns_tuple"],
+        device=header["device"],
+        program=program,
+        stablehlo_version=header["stablehlo_version"],
+        constants=constants,
+        optimization_level=header.get("optimization_level", 3),
+        compiled=compiled,
+        constant_layouts=layouts,
+    )
 
 
 def _compiled_header(code: SavedCode, members: Dict[str, bytes]) -> Dict[str, Any]:
     """The header's description of the compiled programs (added to `members`). "programs" (the bounded
     ones) is always there, as the first readers of compiled code expect."""
+
     def add(name: str, data: bytes, **meta: Any) -> Dict[str, Any]:
         members[name] = data
         return {"member": name, "size": len(data), "sha256": _sha256(data), **meta}
 
     out: Dict[str, Any] = {
-        "fingerprint": code.fingerprint, "bounded": code.buckets is not None,
-        "programs": [add(f"compiled/{i}.bin", data, bucket=list(bucket), out_dims=out_dims)
-                     for i, (bucket, out_dims, data) in enumerate(code.buckets or [])],
-        "specializations": [add(f"compiled/specialization/{i}.bin", data, shapes=shapes)
-                            for i, (shapes, data) in enumerate(code.specializations)]}
+        "fingerprint": code.fingerprint,
+        "bounded": code.buckets is not None,
+        "programs": [
+            add(f"compiled/{i}.bin", data, bucket=list(bucket), out_dims=out_dims)
+            for i, (bucket, out_dims, data) in enumerate(code.buckets or [])
+        ],
+        "specializations": [
+            add(f"compiled/specialization/{i}.bin", data, shapes=shapes)
+            for i, (shapes, data) in enumerate(code.specializations)
+        ],
+    }
     if code.static is not None:
         out["static"] = add("compiled/static.bin", code.static)
     return out
@@ -242,25 +259,49 @@ def _compiled_header(code: SavedCode, members: Dict[str, bytes]) -> Dict[str, An
 
 def _read_compiled(c: Any, member: Any) -> SavedCode:
     """The compiled programs the header's entry `c` describes (`member(meta, what)` reads one, checked)."""
+
     def valid() -> bool:
-        if not (isinstance(c, dict) and isinstance(c.get("fingerprint"), str) and isinstance(c.get("programs"), list)
-                and isinstance(c.get("bounded", True), bool) and isinstance(c.get("specializations", []), list)):
+        if not (
+            isinstance(c, dict)
+            and isinstance(c.get("fingerprint"), str)
+            and isinstance(c.get("programs"), list)
+            and isinstance(c.get("bounded", True), bool)
+            and isinstance(c.get("specializations", []), list)
+        ):
             return False
-        return (all(isinstance(m, dict) and _is_int_list(m.get("bucket"), 0) and isinstance(m.get("out_dims"), list)
-                    and all(_is_int_list(d, -1) for d in m["out_dims"]) for m in c["programs"])  # (-1: see ranges)
-                and all(isinstance(m, dict) and isinstance(m.get("shapes"), list)
-                        and all(_is_int_list(s, 0) for s in m["shapes"]) for m in c.get("specializations", []))
-                and isinstance(c.get("static", {}), dict))
+        return (
+            all(
+                isinstance(m, dict)
+                and _is_int_list(m.get("bucket"), 0)
+                and isinstance(m.get("out_dims"), list)
+                and all(_is_int_list(d, -1) for d in m["out_dims"])
+                for m in c["programs"]
+            )  # (-1: see ranges)
+            and all(
+                isinstance(m, dict)
+                and isinstance(m.get("shapes"), list)
+                and all(_is_int_list(s, 0) for s in m["shapes"])
+                for m in c.get("specializations", [])
+            )
+            and isinstance(c.get("static", {}), dict)
+        )
 
     if not valid():
         raise FormatError("its header has an invalid description of the compiled programs")
     # (files from before "bounded" was recorded hold bounded programs only)
-    buckets = ([(m["bucket"], m["out_dims"], member(m, f"compiled program {i}")) for i, m in enumerate(c["programs"])]
-               if c.get("bounded", True) else None)
-    return SavedCode(c["fingerprint"], static=member(c["static"], "the compiled program") if "static" in c else None,
-                     buckets=buckets,
-                     specializations=[(m["shapes"], member(m, f"compiled specialization {i}"))
-                                      for i, m in enumerate(c.get("specializations", []))])
+    buckets = (
+        [(m["bucket"], m["out_dims"], member(m, f"compiled program {i}")) for i, m in enumerate(c["programs"])]
+        if c.get("bounded", True)
+        else None
+    )
+    return SavedCode(
+        c["fingerprint"],
+        static=member(c["static"], "the compiled program") if "static" in c else None,
+        buckets=buckets,
+        specializations=[
+            (m["shapes"], member(m, f"compiled specialization {i}")) for i, m in enumerate(c.get("specializations", []))
+        ],
+    )
 
 
 def _is_int_list(v: Any, minimum: int) -> bool:
@@ -275,8 +316,10 @@ def _check_header(h: Any) -> None:
         raise FormatError(f"its header has an invalid format version {version!r}")
     if version > FORMAT_VERSION:
         producer = h.get("producer", "a newer tripy")
-        raise FormatError(f"it was saved in executable format version {version} (by {producer}); this version of "
-                          f"tripy reads versions up to {FORMAT_VERSION}. Upgrade tripy to load it")
+        raise FormatError(
+            f"it was saved in executable format version {version} (by {producer}); this version of "
+            f"tripy reads versions up to {FORMAT_VERSION}. Upgrade tripy to load it"
+        )
     try:
         if not isinstance(h["stablehlo_version"], str) or not isinstance(h["device"], str):
             raise FormatError("its header has an invalid StableHLO version or device")
@@ -299,8 +342,12 @@ def _check_header(h: Any) -> None:
                 raise FormatError("its header has an invalid output")
             dtype_from_name(o.get("dtype"))
         for meta in [h["program"]] + constants:
-            if not (isinstance(meta, dict) and isinstance(meta.get("member"), str)
-                    and isinstance(meta.get("sha256"), str) and isinstance(meta.get("size"), int)):
+            if not (
+                isinstance(meta, dict)
+                and isinstance(meta.get("member"), str)
+                and isinstance(meta.get("sha256"), str)
+                and isinstance(meta.get("size"), int)
+            ):
                 raise FormatError("its header has an invalid member description")
         for meta in constants:
             if not _is_int_list(meta.get("shape"), 0):
@@ -325,12 +372,15 @@ def check_signature(module_bytes: bytes, contents: Contents) -> None:
             raise FormatError("the program has no 'main' function")
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         expected_inputs = [tensor_type(info.trace_shape, info.dtype) for info in contents.infos]
-        expected_inputs += [tensor_type(c.shape, dtypes.from_numpy(c.dtype))  # type: ignore[arg-type]
-                            for c in contents.constants]
+        expected_inputs += [
+            tensor_type(c.shape, dtypes.from_numpy(c.dtype))  # type: ignore[arg-type]
+            for c in contents.constants
+        ]
         if [str(t) for t in ftype.inputs] != [str(t) for t in expected_inputs]:
             raise FormatError("the program's inputs do not match the signature in the header")
         results = [ir.RankedTensorType(t) for t in ftype.results]
         if len(results) != len(contents.outputs) or any(
-                r.rank != len(shape) or str(r.element_type) != str(dt.mlir_type())
-                for r, (dt, shape) in zip(results, contents.outputs)):
+            r.rank != len(shape) or str(r.element_type) != str(dt.mlir_type())
+            for r, (dt, shape) in zip(results, contents.outputs)
+        ):
             raise FormatError("the program's outputs do not match the signature in the header")

@@ -11,14 +11,31 @@ from tripy_flatir.device import device as Device
 from tripy_frontend.compiler.input_info import InputInfo, range_dims
 
 
-def build_program(module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
-                  device: Device, optimization_level: int, what: str, saved: Any, num_devices: int = 1) -> Program:
+def build_program(
+    module_bytes: bytes,
+    names: Sequence[str],
+    infos: Sequence[InputInfo],
+    constants: Sequence[Any],
+    device: Device,
+    optimization_level: int,
+    what: str,
+    saved: Any,
+    num_devices: int = 1,
+) -> Program:
     """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
     see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
     shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
-    program = backend_compile(module_bytes, shapes, device, optimization_level, name=what, saved=saved,
-                              num_devices=num_devices, runtime_inputs=len(infos))
+    program = backend_compile(
+        module_bytes,
+        shapes,
+        device,
+        optimization_level,
+        name=what,
+        saved=saved,
+        num_devices=num_devices,
+        runtime_inputs=len(infos),
+    )
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
         all_dims = dims + [tuple(c.shape) for c in constants]

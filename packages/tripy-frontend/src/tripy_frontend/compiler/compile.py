@@ -31,8 +31,13 @@ from tripy_frontend.export import public_api
 
 
 @public_api(document_under="compile")
-def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequence[Any] = (),
-            kwargs: Optional[Dict[str, Any]] = None) -> Executable[R]:
+def compile(
+    func: Callable[..., R],
+    optimization_level: int = 3,
+    *,
+    args: Sequence[Any] = (),
+    kwargs: Optional[Dict[str, Any]] = None,
+) -> Executable[R]:
     """Compile a function or :class:`tripy.Module` into an :class:`Executable`.
 
     The function is called once, with a symbolic tensor for each :class:`InputInfo` in `args` /
@@ -98,13 +103,8 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
     signature = _check_arguments(func, optimization_level, args, kwargs, where)
     fname = getattr(func, "__qualname__", None) or type(func).__name__
     inputs = _RuntimeInputs(where)
-    call_args = [inputs.make(name, a) if isinstance(a, InputInfo) else a
-                 for name, a in zip(_positional_names(signature, len(args)), args)]
     kwargs = dict(kwargs or {})
-    call_kwargs = {k: inputs.make(k, kwargs[k]) if isinstance(kwargs[k], InputInfo) else kwargs[k]
-                   for k in _keyword_order(signature, kwargs)}
-    if len(set(inputs.names)) != len(inputs.names):
-        raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
+    call_args, call_kwargs = _symbolic_arguments(inputs, signature, args, kwargs, where)
 
     # (Each stage is logged as it starts on the "compile" topic; on a terminal, a bar once it takes a second.)
     named_args = list(zip(_positional_names(signature, len(args)), args)) + list(kwargs.items())
@@ -114,12 +114,14 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
             result = _trace_call(func, call_args, call_kwargs, fname, where, hints)
         outputs, returns_tuple = _outputs_of(result, fname, where, hints)
         if hints and not inputs.names:  # (nvtripy bakes them in silently; an executable of no inputs is rarely meant)
-            warn("tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n" + "\n".join(hints),
-                 where)
+            warn(
+                "tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n" + "\n".join(hints),
+                where,
+            )
         with progress.step("evaluating what depends on baked-in data only"):
             hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
-        stored = [t.producer for t in trace.inputs[len(inputs.placeholders):]]
+        stored = [t.producer for t in trace.inputs[len(inputs.placeholders) :]]
         constraints = [op for op in topological_order(trace.outputs) if isinstance(op, ShardingConstraint)]
         layouts = spmd.program_layouts(inputs.names, inputs.infos, stored, constraints, where)
         with progress.step("lowering to StableHLO"):
@@ -129,13 +131,47 @@ def compile(func: Callable[..., R], optimization_level: int = 3, *, args: Sequen
         constants = [op.data for op in stored]  # type: ignore[union-attr]
         out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
         with progress.step("compiling"):
-            return Executable._create(module_to_bytecode(module), inputs.names, inputs.infos, constants, out_specs,
-                                      returns_tuple, device, optimization_level, f"tripy.compile({fname})",
-                                      layouts=layouts, nesting=nesting, hints=hints)
+            return Executable._create(
+                module_to_bytecode(module),
+                inputs.names,
+                inputs.infos,
+                constants,
+                out_specs,
+                returns_tuple,
+                device,
+                optimization_level,
+                f"tripy.compile({fname})",
+                layouts=layouts,
+                nesting=nesting,
+                hints=hints,
+            )
 
 
-def _check_arguments(func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]],
-                     where: Any) -> Optional[inspect.Signature]:
+def _symbolic_arguments(
+    inputs: "_RuntimeInputs",
+    signature: Optional[inspect.Signature],
+    args: Sequence[Any],
+    kwargs: Dict[str, Any],
+    where: Any,
+) -> Tuple[List[Any], Dict[str, Any]]:
+    """The arguments `func` is traced with: a placeholder tensor for each InputInfo (named after its parameter),
+    the other arguments as given."""
+    call_args = [
+        inputs.make(name, a) if isinstance(a, InputInfo) else a
+        for name, a in zip(_positional_names(signature, len(args)), args)
+    ]
+    call_kwargs = {
+        k: inputs.make(k, kwargs[k]) if isinstance(kwargs[k], InputInfo) else kwargs[k]
+        for k in _keyword_order(signature, kwargs)
+    }
+    if len(set(inputs.names)) != len(inputs.names):
+        raise_error(f"tripy.compile: two runtime inputs have the same name: {inputs.names}.", where)
+    return call_args, call_kwargs
+
+
+def _check_arguments(
+    func: Any, level: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]], where: Any
+) -> Optional[inspect.Signature]:
     """Validate tp.compile's own arguments; the signature of `func` (None if Python cannot tell it)."""
     if not callable(func):
         raise_error(f"tripy.compile: func must be a function or a tripy.Module, but got {type(func).__name__}.", where)
@@ -174,9 +210,12 @@ class _RuntimeInputs:
             here = f"dim {d} of '{name}'"
             if dim_name in self.named_bounds and self.named_bounds[dim_name][0] != bounds:
                 other_bounds, other = self.named_bounds[dim_name]
-                raise_error(f"tripy.compile: the named dimension '{dim_name}' has bounds {other_bounds} for {other} "
-                            f"but {bounds} for {here}.", self.where,
-                            ["Dims that share a name must have the same (min, opt, max)."])
+                raise_error(
+                    f"tripy.compile: the named dimension '{dim_name}' has bounds {other_bounds} for {other} "
+                    f"but {bounds} for {here}.",
+                    self.where,
+                    ["Dims that share a name must have the same (min, opt, max)."],
+                )
             self.named_bounds.setdefault(dim_name, (bounds, here))
         op = Placeholder.build([], self.where, shape=info.trace_shape, dtype=info.dtype, device=CPU)
         t = Tensor._from_trace_tensor(op.outputs[0])
@@ -203,18 +242,23 @@ def _missing_input_info_hints(named_args: List[Tuple[str, Any]]) -> List[str]:
             what = "a tripy.Tensor" if isinstance(value, Tensor) else "a NumPy array"
             dtype = value.dtype if isinstance(value, Tensor) else dtypes.from_numpy(value.dtype) or dtypes.float32
             shape = tuple(value.trace_tensor.shape) if isinstance(value, Tensor) else tuple(value.shape)
-            hints.append(f"'{name}' was given to tripy.compile as {what}, so its value is baked into the executable "
-                         f"as a constant and the executable does not take it. To pass it at each call, give "
-                         f"tp.InputInfo({shape}, tp.{dtype}) instead.")
+            hints.append(
+                f"'{name}' was given to tripy.compile as {what}, so its value is baked into the executable "
+                f"as a constant and the executable does not take it. To pass it at each call, give "
+                f"tp.InputInfo({shape}, tp.{dtype}) instead."
+            )
         elif isinstance(value, (tuple, list)) and value and all(type(v) is int for v in value):
-            hints.append(f"'{name}' was given to tripy.compile as {value!r}, which is baked in as a Python value. "
-                         f"To declare a runtime input of that shape, give tp.InputInfo({tuple(value)!r}, "
-                         f"tp.float32).")
+            hints.append(
+                f"'{name}' was given to tripy.compile as {value!r}, which is baked in as a Python value. "
+                f"To declare a runtime input of that shape, give tp.InputInfo({tuple(value)!r}, "
+                f"tp.float32)."
+            )
     return hints
 
 
-def _trace_call(func: Callable[..., Any], args: List[Any], kwargs: Dict[str, Any], fname: str, where: Any,
-                hints: List[str]) -> Any:
+def _trace_call(
+    func: Callable[..., Any], args: List[Any], kwargs: Dict[str, Any], fname: str, where: Any, hints: List[str]
+) -> Any:
     """`func` called on the symbolic inputs; a Python error it raises is reported as tripy's, with `hints`,
     when some argument looks like a forgotten tp.InputInfo (``args=[(2, 3)]``)."""
     try:
@@ -236,21 +280,32 @@ def _outputs_of(result: Any, fname: str, where: Any, hints: Sequence[str] = ()) 
     got = type(result).__name__
     if isinstance(result, (list, tuple)):
         got = f"a {got} of " + (", ".join(type(r).__name__ for r in result) or "nothing")
-    raise_error(f"tripy.compile: '{fname}' must return a tripy.Tensor or a non-empty tuple or list of them, "
-                f"but it returned {got}.", where, list(hints))
+    raise_error(
+        f"tripy.compile: '{fname}' must return a tripy.Tensor or a non-empty tuple or list of them, "
+        f"but it returned {got}.",
+        where,
+        list(hints),
+    )
 
 
 def _trace_of(outputs: List[Tensor], placeholders: List[Tensor], fname: str, where: Any) -> Tuple[Trace, Any]:
     """The trace of the program (runtime inputs first, then the baked-in stored data) and its device."""
     trace = Trace([o.trace_tensor for o in outputs], [p.trace_tensor for p in placeholders])
-    for t in trace.inputs[len(placeholders):]:
+    for t in trace.inputs[len(placeholders) :]:
         if not isinstance(t.producer, Storage):
-            raise_error("tripy.compile: the function uses a runtime input that is not one of its own (a tensor from "
-                        "another tripy.compile trace?).", where, [], [t.stack_info])
+            raise_error(
+                "tripy.compile: the function uses a runtime input that is not one of its own (a tensor from "
+                "another tripy.compile trace?).",
+                where,
+                [],
+                [t.stack_info],
+            )
     devices = {o.device for o in trace.outputs}
     if len(devices) > 1:
-        raise_error(f"tripy.compile: the outputs of '{fname}' are on different devices: "
-                    f"{', '.join(str(d) for d in devices)}.", where)
+        raise_error(
+            f"tripy.compile: the outputs of '{fname}' are on different devices: {', '.join(str(d) for d in devices)}.",
+            where,
+        )
     return trace, trace.outputs[0].device
 
 

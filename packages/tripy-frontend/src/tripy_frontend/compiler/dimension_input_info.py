@@ -63,8 +63,11 @@ class DimensionInputInfo(InputInfo):
 
         what = "tripy.DimensionInputInfo: value_bounds"
         if not isinstance(value_bounds, (list, tuple)) or len(value_bounds) != 3:
-            raise_error(f"{what} must be a (min, opt, max) triple of ints, but got {value_bounds!r}.",
-                        _stack.capture(), ["For example: tp.DimensionInputInfo((1, 4, 8))."])
+            raise_error(
+                f"{what} must be a (min, opt, max) triple of ints, but got {value_bounds!r}.",
+                _stack.capture(),
+                ["For example: tp.DimensionInputInfo((1, 4, 8))."],
+            )
         # (a DimensionSize bound known only at run time is read now, as nvtripy does)
         values = tuple(int(v) if isinstance(v, DimensionSize) else v for v in value_bounds)
         lo, opt, hi = check_bounds(values, what)
@@ -108,7 +111,10 @@ class DimensionInputInfo(InputInfo):
     def from_json(cls, data: Any) -> "DimensionInputInfo":
         """Rebuild from to_json() output; raises ValueError (not TripyException) on malformed data."""
         values = [data.get(k) for k in ("min", "opt", "max")]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or not 0 <= values[0] <= values[1] <= values[2]:
+        if (
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+            or not 0 <= values[0] <= values[1] <= values[2]
+        ):
             raise ValueError(f"invalid dimension input bounds {values}")
         info = cls.__new__(cls)
         info.shape_bounds = Bounds((values[0], 0), (values[1], 0), (values[2], 0))
@@ -123,18 +129,30 @@ class DimensionInputInfo(InputInfo):
         array of shape ``(value, 0)``. Raises a report for anything but an integer in range."""
         if isinstance(value, Tensor) and not isinstance(value, bool):
             if value.dtype is not dtypes.int32 or value.rank != 0:
-                raise_error(f"Input '{name}' must be a tripy.DimensionSize (or an int), but got a tensor of data type "
-                            f"{value.dtype} and rank {value.rank}.", _stack.capture(), [f"It takes values in "
-                            f"[{self.min}, {self.max}]: pass tp.DimensionSize(n) or an int."], [value.stack_info])
+                raise_error(
+                    f"Input '{name}' must be a tripy.DimensionSize (or an int), but got a tensor of data type "
+                    f"{value.dtype} and rank {value.rank}.",
+                    _stack.capture(),
+                    [f"It takes values in [{self.min}, {self.max}]: pass tp.DimensionSize(n) or an int."],
+                    [value.stack_info],
+                )
             value = int(value)
         elif not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise_error(f"Input '{name}' must be a tripy.DimensionSize (or an int), but got {type(value).__name__}.",
-                        _stack.capture(), [f"It takes values in [{self.min}, {self.max}]: pass tp.DimensionSize(n)."])
+            raise_error(
+                f"Input '{name}' must be a tripy.DimensionSize (or an int), but got {type(value).__name__}.",
+                _stack.capture(),
+                [f"It takes values in [{self.min}, {self.max}]: pass tp.DimensionSize(n)."],
+            )
         value = int(value)
         if not self.min <= value <= self.max:
-            raise_error(f"Input '{name}' is {value}, which is outside the allowed range [{self.min}, {self.max}].",
-                        _stack.capture(), [f"'{name}' was compiled as {self}. To accept other values, compile again "
-                                           "with wider bounds in its tripy.DimensionInputInfo."])
+            raise_error(
+                f"Input '{name}' is {value}, which is outside the allowed range [{self.min}, {self.max}].",
+                _stack.capture(),
+                [
+                    f"'{name}' was compiled as {self}. To accept other values, compile again "
+                    "with wider bounds in its tripy.DimensionInputInfo."
+                ],
+            )
         return np.empty((value, 0), dtype=np.bool_)
 
 

@@ -17,7 +17,7 @@ import difflib
 import inspect
 import operator
 import sys
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 from tripy_backend import Program, disk_cache, memory, portable
 from tripy_flatir import dtypes
@@ -116,15 +116,29 @@ class Executable(Generic[R]):
     __signature__: inspect.Signature
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise_error("tripy.Executable cannot be created directly.", _stack.capture(),
-                    ["Use tripy.compile(func, args=[...]) or tripy.Executable.load(path)."])
+        raise_error(
+            "tripy.Executable cannot be created directly.",
+            _stack.capture(),
+            ["Use tripy.compile(func, args=[...]) or tripy.Executable.load(path)."],
+        )
 
     @classmethod
-    def _create(cls, module_bytes: bytes, names: Sequence[str], infos: Sequence[InputInfo], constants: Sequence[Any],
-                outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]], returns_tuple: bool, device: Device,
-                optimization_level: int, what: str = "program", saved: Any = None,
-                layouts: Optional[Sequence[Optional[Layout]]] = None, nesting: Optional[Nesting] = None,
-                hints: Sequence[str] = ()) -> "Executable":
+    def _create(
+        cls,
+        module_bytes: bytes,
+        names: Sequence[str],
+        infos: Sequence[InputInfo],
+        constants: Sequence[Any],
+        outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]],
+        returns_tuple: bool,
+        device: Device,
+        optimization_level: int,
+        what: str = "program",
+        saved: Any = None,
+        layouts: Optional[Sequence[Optional[Layout]]] = None,
+        nesting: Optional[Nesting] = None,
+        hints: Sequence[str] = (),
+    ) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
@@ -134,8 +148,9 @@ class Executable(Generic[R]):
         self = cls.__new__(cls)
         self._hints = tuple(hints)
         self._layouts = list(layouts) if layouts is not None else None
-        self._program = build_program(module_bytes, names, infos, constants, device, optimization_level, what, saved,
-                                       spmd.num_devices(layouts))
+        self._program = build_program(
+            module_bytes, names, infos, constants, device, optimization_level, what, saved, spmd.num_devices(layouts)
+        )
         self._module_bytes = module_bytes
         self._names = tuple(names)
         self._infos = tuple(infos)
@@ -145,51 +160,59 @@ class Executable(Generic[R]):
         self._constants = list(constants)
         if self._layouts is not None:  # (an SPMD program reads its baked-in data on every device of the mesh)
             mesh = spmd.mesh_of(self._layouts)
-            self._constants = [spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names):])]
+            self._constants = [
+                spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names) :])
+            ]
         self._constant_shapes = tuple(tuple(c.shape) for c in constants)
         self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
         self._returns_tuple = returns_tuple
         self._device = device
-        groups: Dict[str, List[Tuple[int, int]]] = {}
-        for i, info in enumerate(self._infos):
-            for d, name in info.dimension_names.items():
-                groups.setdefault(name, []).append((i, d))
-        self._named = tuple((name, tuple(dims)) for name, dims in groups.items()
-                            if len(dims) > 1 and not all(self._infos[i].shape_bounds.min[d] ==
-                                                         self._infos[i].shape_bounds.max[d] for i, d in dims))
-        self._runs = {}
+        self._named = _shared_dimension_names(self._infos)
         self._stream = None
-        if self._layouts is not None:  # (an SPMD program: arguments are placed on the mesh at each call)
-            self._call = self._call_sharded
-        elif self._program.ranges is not None and not self._dimension_inputs:
-            # The exact buckets' shapes are in range by construction: their first calls take the fast path too.
-            for shapes, launch in self._program.ranges.ready_launchers()[:_MAX_SIGNATURES]:
-                execute, finish = launch.steps()
-                self._runs[shapes[:self._num_inputs]] = (execute, finish, launch.out_shapes, launch)
-        if self._layouts is None:
-            self._call = make_fast_call(self._dtypes, [dt for dt, _ in self._outputs], returns_tuple, self._constants,
-                                        device, self._runs, self._call_slow)
-        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                    annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor)
-                  for n, info in zip(self._names, self._infos)]
-        # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
-        returns = Tuple[tuple([Tensor] * len(self._outputs))] if returns_tuple else Tensor  # type: ignore[misc]
-        self.__signature__ = inspect.Signature(params, return_annotation=returns)
+        self._set_up_calls(returns_tuple)
+        self.__signature__ = _signature(self._names, self._infos, len(self._outputs), returns_tuple)
         self._nesting = nesting
         if nesting is not None:  # (the structures are flattened in front of the fast path)
             self._flat_call, self._call = self._call, self._call_nested
             self.__signature__ = nesting.signature
         return self
 
+    def _set_up_calls(self, returns_tuple: bool) -> None:
+        """The call path: the generated fast path (with the exact buckets' launchers ready), or, for an SPMD
+        program, the sharded call."""
+        self._runs = {}
+        if self._layouts is not None:  # (an SPMD program: arguments are placed on the mesh at each call)
+            self._call = self._call_sharded
+            return
+        if self._program.ranges is not None and not self._dimension_inputs:
+            # The exact buckets' shapes are in range by construction: their first calls take the fast path too.
+            for shapes, launch in self._program.ranges.ready_launchers()[:_MAX_SIGNATURES]:
+                execute, finish = launch.steps()
+                self._runs[shapes[: self._num_inputs]] = (execute, finish, launch.out_shapes, launch)
+        self._call = make_fast_call(
+            self._dtypes,
+            [dt for dt, _ in self._outputs],
+            returns_tuple,
+            self._constants,
+            self._device,
+            self._runs,
+            self._call_slow,
+        )
+
     # ---- calling ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:
+
         def __call__(self, *args: Any, **kwargs: Any) -> R: ...
     else:
         # Python looks __call__ up on the type: this property hands out the executable's generated call
         # (see fast_call), so that `exe(x)` runs it with no frame of Executable's own in between.
-        __call__ = property(operator.attrgetter("_call"), doc=(
-            "Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's generated "
-            "fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the common case."))
+        __call__ = property(
+            operator.attrgetter("_call"),
+            doc=(
+                "Run the program on `args` / `kwargs` (tensors for the runtime inputs): the executable's generated "
+                "fast path (see ``fast_call``), which falls back to ``_call_slow`` for anything but the common case."
+            ),
+        )
 
     def _call_slow(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """Bind keywords, evaluate lazy tensors, validate every argument in detail, then run; a new
@@ -229,8 +252,10 @@ class Executable(Generic[R]):
             out_shapes, launch = run[2], run[3]
             buffers = launch(buffers + self._constants)
         site = call_site(sys._getframe(1))
-        outs = tuple(results.new_tensor(buf, shape, dt, self._device, site)
-                     for buf, shape, (dt, _) in zip(buffers, out_shapes, self._outputs))
+        outs = tuple(
+            results.new_tensor(buf, shape, dt, self._device, site)
+            for buf, shape, (dt, _) in zip(buffers, out_shapes, self._outputs)
+        )
         return outs if self._returns_tuple else outs[0]
 
     def _call_sharded(self, *args: Any, **kwargs: Any) -> Any:
@@ -247,8 +272,10 @@ class Executable(Generic[R]):
                 buffers.append(spmd.place(a._buffer(), layouts[i], mesh, self._device))
             outs = self._program(buffers + self._constants)
             site = call_site(sys._getframe(1))
-            tensors = tuple(results.new_sharded_tensor(buf, tuple(buf.shape), dt, self._device, site)
-                            for buf, (dt, _) in zip(outs, self._outputs))
+            tensors = tuple(
+                results.new_sharded_tensor(buf, tuple(buf.shape), dt, self._device, site)
+                for buf, (dt, _) in zip(outs, self._outputs)
+            )
         except TripyException as e:
             strip_tripy_frames(e)
             raise
@@ -265,8 +292,11 @@ class Executable(Generic[R]):
         names = self._names
 
         def fail(message: str) -> NoReturn:
-            raise_error(message, _stack.capture(),
-                        [f"The executable's inputs are: {self._signature_text() or 'none'}.", *self._hints])
+            raise_error(
+                message,
+                _stack.capture(),
+                [f"The executable's inputs are: {self._signature_text() or 'none'}.", *self._hints],
+            )
 
         if len(args) > len(names):
             fail(f"The executable takes {len(names)} input(s), but {len(args)} positional arguments were given.")
@@ -290,17 +320,28 @@ class Executable(Generic[R]):
             for i, d in dims[1:]:
                 if shapes[i][d] != size:
                     n0, n = self._names[i0], self._names[i]
-                    raise_error(f"Inputs '{n0}' and '{n}' disagree on the named dimension '{name}': dim {d0} of "
-                                f"'{n0}' is {size}, but dim {d} of '{n}' is {shapes[i][d]}.", _stack.capture(),
-                                [f"Dims that share the name '{name}' must be equal.",
-                                 f"The executable's inputs are: {self._signature_text()}."])
+                    raise_error(
+                        f"Inputs '{n0}' and '{n}' disagree on the named dimension '{name}': dim {d0} of "
+                        f"'{n0}' is {size}, but dim {d} of '{n}' is {shapes[i][d]}.",
+                        _stack.capture(),
+                        [
+                            f"Dims that share the name '{name}' must be equal.",
+                            f"The executable's inputs are: {self._signature_text()}.",
+                        ],
+                    )
 
     def _check_argument(self, i: int, arg: Any) -> None:
         """Raise an error naming input `i` if `arg` does not fit its InputInfo."""
         name, info = self._names[i], self._infos[i]
-        if isinstance(arg, Tensor) and arg.dtype is info.dtype and info.rank == len(arg.trace_tensor.shape) and all(
-                lo <= size <= hi for size, lo, hi in zip(arg.trace_tensor.shape, info.shape_bounds.min,
-                                                         info.shape_bounds.max)):
+        if (
+            isinstance(arg, Tensor)
+            and arg.dtype is info.dtype
+            and info.rank == len(arg.trace_tensor.shape)
+            and all(
+                lo <= size <= hi
+                for size, lo, hi in zip(arg.trace_tensor.shape, info.shape_bounds.min, info.shape_bounds.max)
+            )
+        ):
             return  # fine (the common case: no report to prepare)
         report_argument(name, info, arg, [f"The executable's inputs are: {self._signature_text()}."])
 
@@ -423,11 +464,18 @@ class Executable(Generic[R]):
             logger.log(f"[compile] {what}: the compiled code is not saved ({e})", "compile")
             compiled = None
         return artifact.Contents(
-            names=list(self._names), infos=list(self._infos), outputs=list(self._outputs),
-            returns_tuple=self._returns_tuple, device=str(self._device), program=program, stablehlo_version=version,
+            names=list(self._names),
+            infos=list(self._infos),
+            outputs=list(self._outputs),
+            returns_tuple=self._returns_tuple,
+            device=str(self._device),
+            program=program,
+            stablehlo_version=version,
             constants=[memory.to_numpy(c) for c in self._constants],  # (sharded ones gathered)
-            optimization_level=self._program.optimization_level, compiled=compiled,
-            constant_layouts=self._layouts[self._num_inputs:] if self._layouts is not None else [])
+            optimization_level=self._program.optimization_level,
+            compiled=compiled,
+            constant_layouts=self._layouts[self._num_inputs :] if self._layouts is not None else [],
+        )
 
     @staticmethod
     def load(path: str, *, trust_compiled_code: Optional[bool] = None) -> "Executable[Any]":
@@ -468,11 +516,24 @@ class Executable(Generic[R]):
         where it came from in the compile log."""
         c = loaded.contents
         if c.compiled is not None and not trusted:
-            logger.log(f"[compile] tripy.Executable.load: ignoring the compiled code in {source} (not trusted): "
-                       "compiling its StableHLO", "compile")
-        return Executable._create(loaded.module_bytes, c.names, c.infos, loaded.constants, c.outputs, c.returns_tuple,
-                                  loaded.device, c.optimization_level, f"executable loaded from {source}",
-                                  c.compiled if trusted else None, loaded.layouts)
+            logger.log(
+                f"[compile] tripy.Executable.load: ignoring the compiled code in {source} (not trusted): "
+                "compiling its StableHLO",
+                "compile",
+            )
+        return Executable._create(
+            loaded.module_bytes,
+            c.names,
+            c.infos,
+            loaded.constants,
+            c.outputs,
+            c.returns_tuple,
+            loaded.device,
+            c.optimization_level,
+            f"executable loaded from {source}",
+            c.compiled if trusted else None,
+            loaded.layouts,
+        )
 
     # ---- pickling (pickle, multiprocessing, Ray) -----------------------------------------------------------
     def __reduce__(self) -> Tuple[Any, ...]:
@@ -490,3 +551,33 @@ def _producer() -> str:
 def _from_pickle(data: bytes) -> Executable[Any]:
     """Unpickle an executable (see ``Executable.__reduce__``): loading it, under the trust rule of ``load``."""
     return Executable._open(saved_file.load_bytes(data, _stack.capture()), disk_cache.trusted(), "a pickle")
+
+
+def _shared_dimension_names(infos: Sequence[InputInfo]) -> Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]:
+    """Each dimension name that several dynamic dims of the inputs share, with those (input, dim) pairs."""
+    groups: Dict[str, List[Tuple[int, int]]] = {}
+    for i, info in enumerate(infos):
+        for d, name in info.dimension_names.items():
+            groups.setdefault(name, []).append((i, d))
+    return tuple(
+        (name, tuple(dims))
+        for name, dims in groups.items()
+        if len(dims) > 1 and not all(infos[i].shape_bounds.min[d] == infos[i].shape_bounds.max[d] for i, d in dims)
+    )
+
+
+def _signature(
+    names: Sequence[str], infos: Sequence[InputInfo], num_outputs: int, returns_tuple: bool
+) -> inspect.Signature:
+    """The executable's call signature: a parameter per runtime input, and what it returns."""
+    params = [
+        inspect.Parameter(
+            n,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=DimensionSize if isinstance(info, DimensionInputInfo) else Tensor,
+        )
+        for n, info in zip(names, infos)
+    ]
+    # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
+    returns = Tuple[tuple([Tensor] * num_outputs)] if returns_tuple else Tensor  # type: ignore[misc]
+    return inspect.Signature(params, return_annotation=returns)

@@ -28,8 +28,10 @@ from tripy_frontend.tracebacks import strip_tripy_frames
 # A validated input-shape signature -> (execute, finish, output shapes, launcher): the backend's launch
 # split in two C-level steps (finish(execute(buffers)) runs the program), and the launcher itself, which
 # maps runtime errors to reports.
-Runs = Dict[Tuple[Tuple[int, ...], ...], Tuple[Callable[[List[Any]], Any], Callable[[Any], List[Any]],
-                                              Tuple[Tuple[int, ...], ...], Any]]
+Runs = Dict[
+    Tuple[Tuple[int, ...], ...],
+    Tuple[Callable[[List[Any]], Any], Callable[[Any], List[Any]], Tuple[Tuple[int, ...], ...], Any],
+]
 
 
 def _input_checks(n: int) -> List[str]:
@@ -45,43 +47,59 @@ def _input_checks(n: int) -> List[str]:
     return body + [f"if {checks}:", "    return call_slow(args, kwargs)"]
 
 
-def make_fast_call(input_dtypes: Sequence[dtypes.dtype], output_dtypes: Sequence[dtypes.dtype], returns_tuple: bool,
-                   constants: Sequence[Any], device: Device, runs: Runs,
-                   call_slow: Callable[[Tuple[Any, ...], Dict[str, Any]], Any]) -> Callable[..., Any]:
+def make_fast_call(
+    input_dtypes: Sequence[dtypes.dtype],
+    output_dtypes: Sequence[dtypes.dtype],
+    returns_tuple: bool,
+    constants: Sequence[Any],
+    device: Device,
+    runs: Runs,
+    call_slow: Callable[[Tuple[Any, ...], Dict[str, Any]], Any],
+) -> Callable[..., Any]:
     """An executable's ``call(*args, **kwargs)``. `runs` maps each validated input-shape signature to how
     to run it (see ``Runs``); the executable fills it as new signatures are validated. `call_slow(args,
     kwargs)` is the general path. The call is an API boundary (see ``tracebacks.py``)."""
     n, m = len(input_dtypes), len(output_dtypes)
-    body = [f"if kwargs or len(args) != {n}:",
-            "    return call_slow(args, kwargs)"]
+    body = [f"if kwargs or len(args) != {n}:", "    return call_slow(args, kwargs)"]
     body += _input_checks(n)
     buffers = "[" + ", ".join(f"p{i}.data" for i in range(n)) + "]" + (" + constants" if constants else "")
-    body += [f"run = runs_get(({''.join(f't{i}.shape, ' for i in range(n))}))",
-             "if run is None:",
-             "    return call_slow(args, kwargs)",
-             "try:",
-             f"    buffers = run[1](run[0]({buffers}))",
-             "except Exception as e:",
-             "    raise run[3].on_error(e) from None",
-             "shapes = run[2]",
-             "frame = getframe(1)",  # (the caller's)
-             "site = sites_get((id(frame.f_code), frame.f_lasti))",
-             "if site is None:",
-             "    site = call_site(frame)"]
+    body += [
+        f"run = runs_get(({''.join(f't{i}.shape, ' for i in range(n))}))",
+        "if run is None:",
+        "    return call_slow(args, kwargs)",
+        "try:",
+        f"    buffers = run[1](run[0]({buffers}))",
+        "except Exception as e:",
+        "    raise run[3].on_error(e) from None",
+        "shapes = run[2]",
+        "frame = getframe(1)",  # (the caller's)
+        "site = sites_get((id(frame.f_code), frame.f_lasti))",
+        "if site is None:",
+        "    site = call_site(frame)",
+    ]
     body += [f"r{j} = new_tensor(buffers[{j}], shapes[{j}], o{j}, device, site)" for j in range(m)]
     body.append("return (" + "".join(f"r{j}, " for j in range(m)) + ")" if returns_tuple else "return r0")
-    body = (["def call(*args, **kwargs):", "    try:"] + ["        " + line for line in body]
-            + ["    except TripyException as e:", "        strip_tripy_frames(e)", "        raise"])
+    body = (
+        ["def call(*args, **kwargs):", "    try:"]
+        + ["        " + line for line in body]
+        + ["    except TripyException as e:", "        strip_tripy_frames(e)", "        raise"]
+    )
 
-    bound: Dict[str, Any] = {"new_tensor": results.new_tensor,
-                             "runs_get": runs.get, "constants": list(constants), "device": device,
-                             "call_site": call_site, "sites_get": SITES.get, "getframe": sys._getframe,
-                             "call_slow": call_slow, "TripyException": TripyException,
-                             "strip_tripy_frames": strip_tripy_frames}
+    bound: Dict[str, Any] = {
+        "new_tensor": results.new_tensor,
+        "runs_get": runs.get,
+        "constants": list(constants),
+        "device": device,
+        "call_site": call_site,
+        "sites_get": SITES.get,
+        "getframe": sys._getframe,
+        "call_slow": call_slow,
+        "TripyException": TripyException,
+        "strip_tripy_frames": strip_tripy_frames,
+    }
     bound.update({f"d{i}": dt for i, dt in enumerate(input_dtypes)})
     bound.update({f"o{j}": dt for j, dt in enumerate(output_dtypes)})
     # A factory whose parameters become the function's closure variables (faster than globals).
-    source = (f"def factory({', '.join(bound)}):\n" + "\n".join("    " + line for line in body)
-              + "\n    return call\n")
+    source = f"def factory({', '.join(bound)}):\n" + "\n".join("    " + line for line in body) + "\n    return call\n"
     factory = codegen.make_function("factory", source, {}, f"<tripy compiled call: {n} inputs, {m} outputs>")
     return factory(**bound)  # type: ignore[no-any-return]

@@ -44,6 +44,7 @@ from tripy_frontend.eager import evaluate
 # Stored data smaller than this (elements) is not worth an argument of its own: scalars, shape values.
 MIN_ELEMENTS = 4096
 
+
 class _Evaluable:
     """What ``eager.evaluate`` takes: something with a ``trace_tensor``."""
 
@@ -81,9 +82,14 @@ def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
         for k in [k for k, (sources, result) in _DONE.items() if result() is None or any(r() is None for r in sources)]:
             del _DONE[k]
     if hoisted:
-        logger.log(lambda: f"[compile] evaluated {len(todo)} results of baked-in data once, reused "
-                           f"{len(hoisted) - len(todo)} ({sum(_elements(t) for t in hoisted)} elements), passed as "
-                           "arguments", "compile")
+        logger.log(
+            lambda: (
+                f"[compile] evaluated {len(todo)} results of baked-in data once, reused "
+                f"{len(hoisted) - len(todo)} ({sum(_elements(t) for t in hoisted)} elements), passed as "
+                "arguments"
+            ),
+            "compile",
+        )
 
 
 def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
@@ -106,13 +112,20 @@ def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
         if op.is_input or all(id(t) in stored for t in (*op.inputs, *op.outputs)):
             continue
         for i in op.inputs:
-            if (id(i) in stored and not isinstance(i.producer, Storage) and stored[id(i)] >= MIN_ELEMENTS
-                    and _elements(i) <= stored[id(i)] and not _stays_transposed(op, i, weight_plan)):
+            if (
+                id(i) in stored
+                and not isinstance(i.producer, Storage)
+                and stored[id(i)] >= MIN_ELEMENTS
+                and _elements(i) <= stored[id(i)]
+                and not _stays_transposed(op, i, weight_plan)
+            ):
                 frontier[id(i)] = i
     return list(frontier.values())
 
 
-def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], weight_plan: plan.WeightPlan) -> List[TraceTensor]:
+def _widened_in_program(
+    order: Sequence[Any], stored: Dict[int, int], weight_plan: plan.WeightPlan
+) -> List[TraceTensor]:
     """The tensors between a narrow weight and the products that widen it in their loop (see the module
     docstring): for each such product, its weight operand back through a transpose, a multiplication by a
     smaller (scale) tensor and a cast from a narrower type, to the narrow tensor (not included)."""
@@ -129,11 +142,17 @@ def _widened_in_program(order: Sequence[Any], stored: Dict[int, int], weight_pla
             producer = t.producer
             if isinstance(producer, Permute):
                 t = producer.inputs[0]
-            elif (isinstance(producer, BinaryElementwise) and producer.kind is Kind.MUL
-                  and _elements(producer.inputs[1]) < _elements(t)):
+            elif (
+                isinstance(producer, BinaryElementwise)
+                and producer.kind is Kind.MUL
+                and _elements(producer.inputs[1]) < _elements(t)
+            ):
                 t = producer.inputs[0]
-            elif (isinstance(producer, Cast) and t.dtype.is_floating
-                  and 0 < producer.inputs[0].dtype.itemsize < t.dtype.itemsize):
+            elif (
+                isinstance(producer, Cast)
+                and t.dtype.is_floating
+                and 0 < producer.inputs[0].dtype.itemsize < t.dtype.itemsize
+            ):
                 widened += chain  # reached the narrow weight
                 break
             else:
@@ -159,8 +178,14 @@ def _product(op: MatrixMultiply) -> plan.Product:
 def _stays_transposed(op: Any, t: TraceTensor, weight_plan: plan.WeightPlan) -> bool:
     """Whether `t`, read by `op`, is a transposed stored weight that stays in the program (``[out, in]``, read
     as stored: see the module docstring)."""
-    if not (isinstance(op, MatrixMultiply) and op.inputs[1] is t and isinstance(t.producer, Permute)
-            and isinstance(t.producer.inputs[0].producer, Storage) and t.rank == 2 and t.device.kind == "cpu"):
+    if not (
+        isinstance(op, MatrixMultiply)
+        and op.inputs[1] is t
+        and isinstance(t.producer, Permute)
+        and isinstance(t.producer.inputs[0].producer, Storage)
+        and t.rank == 2
+        and t.device.kind == "cpu"
+    ):
         return False
     x = op.inputs[0]
     rows = (x.shape[-2] if x.rank >= 2 else 1) if x.is_static else -1

@@ -69,17 +69,26 @@ class InputInfo:
 
     __slots__ = ("shape_bounds", "dimension_names", "dtype", "sharding", "layout")
 
-    def __init__(self, shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
-                 dtype: dtypes.dtype, sharding: Optional[Sharding] = None) -> None:
+    def __init__(
+        self,
+        shape: Sequence[Union[int, Tuple[int, int, int], NamedDimension]],
+        dtype: dtypes.dtype,
+        sharding: Optional[Sharding] = None,
+    ) -> None:
 
         if isinstance(shape, (int, np.integer, NamedDimension)) and not isinstance(shape, bool):
             shape = (shape,)  # type: ignore[assignment]
         if not isinstance(shape, (list, tuple)):
-            raise_error(f"tripy.InputInfo: shape must be a sequence of ints, (min, opt, max) triples or "
-                        f"NamedDimensions, but got {type(shape).__name__}.", _stack.capture())
+            raise_error(
+                f"tripy.InputInfo: shape must be a sequence of ints, (min, opt, max) triples or "
+                f"NamedDimensions, but got {type(shape).__name__}.",
+                _stack.capture(),
+            )
         if not isinstance(dtype, dtypes.dtype):
-            raise_error(f"tripy.InputInfo: dtype must be a tripy.dtype (e.g. tp.float32), but got "
-                        f"{type(dtype).__name__}.", _stack.capture())
+            raise_error(
+                f"tripy.InputInfo: dtype must be a tripy.dtype (e.g. tp.float32), but got {type(dtype).__name__}.",
+                _stack.capture(),
+            )
         lo, opt, hi = [], [], []
         names: Dict[int, str] = {}
         for d, elem in enumerate(shape):
@@ -91,12 +100,18 @@ class InputInfo:
                 bounds = check_bounds((elem, elem, elem), what)
             elif isinstance(elem, (list, tuple)):
                 if len(elem) != 3:
-                    raise_error(f"{what} must be an int or a (min, opt, max) triple, but has {len(elem)} entries.",
-                                _stack.capture(), ["A dynamic dim is written (min, opt, max), e.g. (1, 4, 8)."])
+                    raise_error(
+                        f"{what} must be an int or a (min, opt, max) triple, but has {len(elem)} entries.",
+                        _stack.capture(),
+                        ["A dynamic dim is written (min, opt, max), e.g. (1, 4, 8)."],
+                    )
                 bounds = check_bounds(elem, what)
             else:
-                raise_error(f"{what} must be an int, a (min, opt, max) triple or a tripy.NamedDimension, but got "
-                            f"{type(elem).__name__}.", _stack.capture())
+                raise_error(
+                    f"{what} must be an int, a (min, opt, max) triple or a tripy.NamedDimension, but got "
+                    f"{type(elem).__name__}.",
+                    _stack.capture(),
+                )
             lo.append(bounds[0])
             opt.append(bounds[1])
             hi.append(bounds[2])
@@ -109,11 +124,15 @@ class InputInfo:
     def _layout_of(self, sharding: Sharding) -> Layout:
         where = _stack.capture()
         if not isinstance(sharding, Sharding):
-            raise_error(f"tripy.InputInfo: sharding must be a tripy.Sharding, but got {type(sharding).__name__}.",
-                        where)
+            raise_error(
+                f"tripy.InputInfo: sharding must be a tripy.Sharding, but got {type(sharding).__name__}.", where
+            )
         if not self.shape_bounds.is_static():
-            raise_error(f"tripy.InputInfo: a sharded input needs a static shape, but {self} has dynamic dims.", where,
-                        ["Sharded programs are compiled for one shape; give each dim a single size."])
+            raise_error(
+                f"tripy.InputInfo: a sharded input needs a static shape, but {self} has dynamic dims.",
+                where,
+                ["Sharded programs are compiled for one shape; give each dim a single size."],
+            )
         return sharding._layout(self.shape_bounds.min, "tripy.InputInfo", where)
 
     @property
@@ -139,8 +158,13 @@ class InputInfo:
     __str__ = __repr__
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, InputInfo) and self.shape_bounds == other.shape_bounds and self.dtype is other.dtype
-                and self.dimension_names == other.dimension_names and self.layout == other.layout)
+        return (
+            isinstance(other, InputInfo)
+            and self.shape_bounds == other.shape_bounds
+            and self.dtype is other.dtype
+            and self.dimension_names == other.dimension_names
+            and self.layout == other.layout
+        )
 
     def __hash__(self) -> int:
         return hash((self.shape_bounds, self.dtype.name, tuple(sorted(self.dimension_names.items())), self.layout))
@@ -148,8 +172,13 @@ class InputInfo:
     # ---- serialization (used by Executable.save/load) ------------------------------------------------
     def to_json(self) -> Dict[str, Any]:
         b = self.shape_bounds
-        data = {"min": list(b.min), "opt": list(b.opt), "max": list(b.max), "dtype": self.dtype.name,
-                "dimension_names": {str(k): v for k, v in self.dimension_names.items()}}
+        data = {
+            "min": list(b.min),
+            "opt": list(b.opt),
+            "max": list(b.max),
+            "dtype": self.dtype.name,
+            "dimension_names": {str(k): v for k, v in self.dimension_names.items()},
+        }
         if self.layout is not None:
             data["sharding"] = self.layout.to_json()
         return data
@@ -170,8 +199,10 @@ class InputInfo:
             raise ValueError(f"invalid input shape bounds min={lo}, opt={opt}, max={hi}")
         dtype = dtype_from_name(data.get("dtype"))
         names = data.get("dimension_names", {})
-        if not isinstance(names, dict) or not all(isinstance(k, str) and k.isdigit() and int(k) < len(lo)
-                                                  and isinstance(v, str) and v for k, v in names.items()):
+        if not isinstance(names, dict) or not all(
+            isinstance(k, str) and k.isdigit() and int(k) < len(lo) and isinstance(v, str) and v
+            for k, v in names.items()
+        ):
             raise ValueError("invalid dimension names")
         info = cls.__new__(cls)
         info.shape_bounds = Bounds(tuple(lo), tuple(opt), tuple(hi))
@@ -205,7 +236,9 @@ def _shape_text(shape: Sequence[Any]) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def range_dims(names: Sequence[str], infos: Sequence[InputInfo]) -> Tuple[List[Tuple[Any, ...]], Dict[str, Tuple[int, int, int]]]:
+def range_dims(
+    names: Sequence[str], infos: Sequence[InputInfo]
+) -> Tuple[List[Tuple[Any, ...]], Dict[str, Tuple[int, int, int]]]:
     """Each input's dims as the backend's range compilation takes them: ints for static dims, a variable
     name for dynamic ones (the NamedDimension's name, or ``input[dim]``), and each variable's range."""
     variables: Dict[str, Tuple[int, int, int]] = {}
@@ -228,27 +261,45 @@ def report_argument(name: str, info: InputInfo, arg: Any, expected: List[str]) -
     """Raise an error saying how `arg`, given for the executable input `name`, does not fit `info` (its type,
     dtype, rank or a dim); `expected` are the report's hints (the executable's inputs)."""
     if not isinstance(arg, Tensor):
-        raise_error(f"Input '{name}' must be a tripy.Tensor, but got {type(arg).__name__}.", _stack.capture(),
-                    expected + ["Convert data with tripy.Tensor(...) first."])
+        raise_error(
+            f"Input '{name}' must be a tripy.Tensor, but got {type(arg).__name__}.",
+            _stack.capture(),
+            expected + ["Convert data with tripy.Tensor(...) first."],
+        )
     origin = [arg.stack_info]
     if arg.dtype is not info.dtype:
-        raise_error(f"Input '{name}' has data type {arg.dtype}, but the executable expects {info.dtype}.",
-                    _stack.capture(), expected + [f"Convert it with tripy.cast(tensor, tp.{info.dtype})."], origin)
+        raise_error(
+            f"Input '{name}' has data type {arg.dtype}, but the executable expects {info.dtype}.",
+            _stack.capture(),
+            expected + [f"Convert it with tripy.cast(tensor, tp.{info.dtype})."],
+            origin,
+        )
     shape = list(arg.trace_tensor.shape)
     if -1 in shape:  # only known once evaluated
         arg.eval()
         shape = list(arg._buffer().shape)
     if len(shape) != info.rank:
-        raise_error(f"Input '{name}' has rank {len(shape)} (shape {shape}), but the executable expects rank "
-                    f"{info.rank}.", _stack.capture(), expected, origin)
+        raise_error(
+            f"Input '{name}' has rank {len(shape)} (shape {shape}), but the executable expects rank {info.rank}.",
+            _stack.capture(),
+            expected,
+            origin,
+        )
     b = info.shape_bounds
     allowed = f"Allowed shapes: min={list(b.min)}, max={list(b.max)}."
     for d, (size, lo, hi) in enumerate(zip(shape, b.min, b.max)):
         if lo == hi and size != lo:
-            raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, but it must be {lo} (a static dim).",
-                        _stack.capture(), expected + [allowed], origin)
+            raise_error(
+                f"Input '{name}' has shape {shape}: dim {d} is {size}, but it must be {lo} (a static dim).",
+                _stack.capture(),
+                expected + [allowed],
+                origin,
+            )
         if not lo <= size <= hi:
-            raise_error(f"Input '{name}' has shape {shape}: dim {d} is {size}, which is outside the allowed range "
-                        f"[{lo}, {hi}].", _stack.capture(),
-                        expected + [allowed, "To accept other sizes, compile again with wider bounds in its "
-                                             "tripy.InputInfo."], origin)
+            raise_error(
+                f"Input '{name}' has shape {shape}: dim {d} is {size}, which is outside the allowed range "
+                f"[{lo}, {hi}].",
+                _stack.capture(),
+                expected + [allowed, "To accept other sizes, compile again with wider bounds in its tripy.InputInfo."],
+                origin,
+            )

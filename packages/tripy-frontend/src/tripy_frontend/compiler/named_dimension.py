@@ -20,8 +20,7 @@ def check_bounds(bounds: Any, what: str) -> Tuple[int, int, int]:
         if isinstance(v, DimensionSize) and static_value(v) is not None:
             v = static_value(v)
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise_error(f"{what}: bounds must be ints, but got {type(v).__name__}.",
-                        _stack.capture())
+            raise_error(f"{what}: bounds must be ints, but got {type(v).__name__}.", _stack.capture())
         values.append(int(v))
     lo, opt, hi = values
     if lo < 0:

@@ -55,8 +55,9 @@ class Nesting:
         self.inputs = inputs
         self.structures = structures
         self._paths = {p: {path for path, _ in _leaves(s)} for p, s in structures.items()}  # (constants' too)
-        self.signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                            for p in inputs])
+        self.signature = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in inputs]
+        )
 
     def leaves(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
         """A call's runtime inputs, in the order of the leaves; an error unless they have the structures."""
@@ -69,22 +70,29 @@ class Nesting:
             got = dict(_leaves(given[pname]))
             # (Constants beside the InputInfos were baked in, as in nvtripy: a call may pass them again, or not.)
             if any(p not in got for p in paths) or any(p not in self._paths[pname] for p in got):
-                raise_error(f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
-                            f"{self.structures[pname]!r} (with tensors for the InputInfos).", _stack.capture())
+                raise_error(
+                    f"tripy.Executable: argument '{pname}' must have the structure it was compiled with, "
+                    f"{self.structures[pname]!r} (with tensors for the InputInfos).",
+                    _stack.capture(),
+                )
             leaves += [got[p] for p in paths]
         return leaves
 
 
-def flatten(func: Callable[..., Any], args: Sequence[Any],
-            kwargs: Optional[Dict[str, Any]]) -> Tuple[Callable[..., Any], List[InputInfo], Nesting]:
+def flatten(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: Optional[Dict[str, Any]]
+) -> Tuple[Callable[..., Any], List[InputInfo], Nesting]:
     """`func` as a function of the InputInfo leaves of `args` / `kwargs` (named after the parameter and the
     path), those leaves, and the structures the executable is to take them in."""
     try:
         signature = inspect.signature(func)
         bound = signature.bind(*args, **(kwargs or {}))
     except (TypeError, ValueError) as e:
-        raise_error(f"tripy.compile: args/kwargs do not match the signature of "
-                    f"'{getattr(func, '__qualname__', type(func).__name__)}': {e}.", _stack.capture())
+        raise_error(
+            f"tripy.compile: args/kwargs do not match the signature of "
+            f"'{getattr(func, '__qualname__', type(func).__name__)}': {e}.",
+            _stack.capture(),
+        )
     inputs: Dict[str, List[Path]] = {}
     names: List[str] = []
     infos: List[InputInfo] = []
@@ -106,6 +114,7 @@ def flatten(func: Callable[..., Any], args: Sequence[Any],
         return func(*rebound.args, **rebound.kwargs)
 
     flat.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+    )
     flat.__qualname__ = getattr(func, "__qualname__", type(func).__name__)
     return flat, infos, Nesting(inputs, {p: bound.arguments[p] for p in inputs})

@@ -70,10 +70,15 @@ def _open(contents: artifact.Contents, headline: str, where: Any) -> Loaded:
     except TripyException as e:
         raise_error(f"{headline}: {e}", where)
     except Exception as e:
-        raise_error(f"{headline}: the program is corrupted or was written by an incompatible version "
-                    f"(StableHLO {contents.stablehlo_version}): {e}.", where)
+        raise_error(
+            f"{headline}: the program is corrupted or was written by an incompatible version "
+            f"(StableHLO {contents.stablehlo_version}): {e}.",
+            where,
+        )
     layouts = [info.layout for info in contents.infos] + contents.constant_layouts
     spmd.check_device_count(layouts, device, headline, where)
-    constants = [memory.to_device(c, device) if lay is None or lay.num_devices == 1 else
-                 memory.to_devices(c, lay, device) for c, lay in zip(contents.constants, contents.constant_layouts)]
+    constants = [
+        memory.to_device(c, device) if lay is None or lay.num_devices == 1 else memory.to_devices(c, lay, device)
+        for c, lay in zip(contents.constants, contents.constant_layouts)
+    ]
     return Loaded(contents, module_bytes, device, constants, layouts if spmd.num_devices(layouts) > 1 else None)

@@ -41,8 +41,11 @@ class Stream:
 
     def __init__(self, priority: int = 0) -> None:
         if priority != 0:
-            raise_error(f"tripy.Stream: priority must be 0, but got {priority}.", _stack.capture(),
-                        ["Stream priorities are not supported (nvtripy has the same limit)."])
+            raise_error(
+                f"tripy.Stream: priority must be 0, but got {priority}.",
+                _stack.capture(),
+                ["Stream priorities are not supported (nvtripy has the same limit)."],
+            )
         self.device: Device = CPU
 
     def synchronize(self) -> None:
@@ -70,8 +73,9 @@ def default_stream(device: Optional[Device] = None) -> Stream:
     """
     device = device or CPU
     if device.index != 0:
-        raise_error(f"tripy.default_stream: only device index 0 has a default stream, but got {device}.",
-                    _stack.capture())
+        raise_error(
+            f"tripy.default_stream: only device index 0 has a default stream, but got {device}.", _stack.capture()
+        )
     if str(device) not in _DEFAULT_STREAMS:
         stream = Stream()
         stream.device = device

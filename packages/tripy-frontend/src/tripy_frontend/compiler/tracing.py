@@ -7,6 +7,7 @@ import contextlib
 import threading
 from typing import Iterator, Optional
 
+
 class _State(threading.local):
     # A class attribute: every thread starts out not tracing, and reading it never raises (getattr with a
     # default on a missing thread-local attribute costs about a microsecond, on every eager evaluation).

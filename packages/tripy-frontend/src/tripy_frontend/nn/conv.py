@@ -54,10 +54,18 @@ class Conv(Module):
     bias: Optional[Tensor]
     """The bias, of shape ``[out_channels]``, or None."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_dims: Sequence[int],
-                 stride: Optional[Sequence[int]] = None, padding: Optional[Sequence[Sequence[int]]] = None,
-                 dilation: Optional[Sequence[int]] = None, groups: Optional[int] = None, bias: bool = True,
-                 dtype: dtypes.dtype = dtypes.float32) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_dims: Sequence[int],
+        stride: Optional[Sequence[int]] = None,
+        padding: Optional[Sequence[Sequence[int]]] = None,
+        dilation: Optional[Sequence[int]] = None,
+        groups: Optional[int] = None,
+        bias: bool = True,
+        dtype: dtypes.dtype = dtypes.float32,
+    ) -> None:
         """
         The positional order is nvtripy 0.1.7's: ``(in_channels, out_channels, kernel_dims, stride, padding,
         dilation, groups, bias, dtype)`` (earlier nvtripy releases put padding before stride; pass them by
@@ -75,8 +83,9 @@ class Conv(Module):
             dtype: The data type of the parameters (and of the input).
         """
         super().__init__()
-        kernel, pads, strides, g, dilations = check_conv_args("tp.Conv", in_channels, out_channels, kernel_dims,
-                                                              padding, stride, groups, dilation)
+        kernel, pads, strides, g, dilations = check_conv_args(
+            "tp.Conv", in_channels, out_channels, kernel_dims, padding, stride, groups, dilation
+        )
         self.dtype = check_float_dtype(dtype, "tp.Conv")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_dims, self.padding, self.stride, self.groups, self.dilation = kernel, pads, strides, g, dilations
@@ -91,5 +100,14 @@ class Conv(Module):
         Returns:
             The output, of shape ``[N, out_channels, *out_spatial]``.
         """
-        return convolution(input, self.weight, self.bias, self.stride, self.padding, self.groups, self.dilation,
-                           "tp.Conv", self.in_channels)
+        return convolution(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self.groups,
+            self.dilation,
+            "tp.Conv",
+            self.in_channels,
+        )

@@ -54,10 +54,18 @@ class ConvTranspose(Module):
     bias: Optional[Tensor]
     """The bias, of shape ``[out_channels]``, or None."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_dims: Sequence[int],
-                 stride: Optional[Sequence[int]] = None, padding: Optional[Sequence[Sequence[int]]] = None,
-                 dilation: Optional[Sequence[int]] = None, groups: Optional[int] = None, bias: bool = True,
-                 dtype: dtypes.dtype = dtypes.float32) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_dims: Sequence[int],
+        stride: Optional[Sequence[int]] = None,
+        padding: Optional[Sequence[Sequence[int]]] = None,
+        dilation: Optional[Sequence[int]] = None,
+        groups: Optional[int] = None,
+        bias: bool = True,
+        dtype: dtypes.dtype = dtypes.float32,
+    ) -> None:
         """
         The positional order is nvtripy 0.1.7's: ``(in_channels, out_channels, kernel_dims, stride, padding,
         dilation, groups, bias, dtype)`` (earlier nvtripy releases put padding before stride; pass them by
@@ -75,8 +83,9 @@ class ConvTranspose(Module):
             dtype: The data type of the parameters (and of the input).
         """
         super().__init__()
-        kernel, pads, strides, g, dilations = check_conv_args("tp.ConvTranspose", in_channels, out_channels,
-                                                              kernel_dims, padding, stride, groups, dilation)
+        kernel, pads, strides, g, dilations = check_conv_args(
+            "tp.ConvTranspose", in_channels, out_channels, kernel_dims, padding, stride, groups, dilation
+        )
         self.dtype = check_float_dtype(dtype, "tp.ConvTranspose")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_dims, self.padding, self.stride, self.groups, self.dilation = kernel, pads, strides, g, dilations
@@ -97,7 +106,19 @@ class ConvTranspose(Module):
         w = reshape(self.weight, (g, self.in_channels // g, self.out_channels // g, *self.kernel_dims))
         w = permute(w, (0, 2, 1) + tuple(range(3, 3 + n)))
         w = reshape(w, (self.out_channels, self.in_channels // g, *self.kernel_dims))
-        pads = [(d * (k - 1) - p[0], d * (k - 1) - p[1])
-                for k, d, p in zip(self.kernel_dims, self.dilation, self.padding)]
-        return convolution(input, w, self.bias, (1,) * n, pads, g, self.dilation, "tp.ConvTranspose",
-                           self.in_channels, lhs_dilation=self.stride, flip_kernel=True)
+        pads = [
+            (d * (k - 1) - p[0], d * (k - 1) - p[1]) for k, d, p in zip(self.kernel_dims, self.dilation, self.padding)
+        ]
+        return convolution(
+            input,
+            w,
+            self.bias,
+            (1,) * n,
+            pads,
+            g,
+            self.dilation,
+            "tp.ConvTranspose",
+            self.in_channels,
+            lhs_dilation=self.stride,
+            flip_kernel=True,
+        )

@@ -62,6 +62,9 @@ class Embedding(Module):
         """
 
         if not isinstance(x, Tensor):
-            raise_error(f"tp.Embedding expects a tensor of int32 or int64 ids, but got {type(x).__name__}.",
-                        _stack.capture(), ["Make the ids a tensor, e.g. tp.Tensor([[1, 2, 3]]) (int32)."])
+            raise_error(
+                f"tp.Embedding expects a tensor of int32 or int64 ids, but got {type(x).__name__}.",
+                _stack.capture(),
+                ["Make the ids a tensor, e.g. tp.Tensor([[1, 2, 3]]) (int32)."],
+            )
         return gather(self.weight, 0, x)

@@ -8,8 +8,15 @@ from tripy_flatir.exceptions import raise_error
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import unset
-from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
-    per_channel
+from tripy_frontend.nn.utils import (
+    check_channels,
+    check_float_dtype,
+    check_input,
+    check_int_arg,
+    in_float32,
+    normalize,
+    per_channel,
+)
 from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.reshape import reshape
 
@@ -48,8 +55,9 @@ class GroupNorm(Module):
     eps: float
     """Added to the variance to avoid division by zero."""
 
-    def __init__(self, num_groups: int, num_channels: int, dtype: dtypes.dtype = dtypes.float32,
-                 eps: float = 1e-5) -> None:
+    def __init__(
+        self, num_groups: int, num_channels: int, dtype: dtypes.dtype = dtypes.float32, eps: float = 1e-5
+    ) -> None:
         """
         Args:
             num_groups: The number of groups to split the channels into; it must divide num_channels.
@@ -61,8 +69,10 @@ class GroupNorm(Module):
         check_int_arg(num_groups, "tp.GroupNorm: num_groups")
         check_int_arg(num_channels, "tp.GroupNorm: num_channels")
         if num_channels % num_groups:
-            raise_error(f"tp.GroupNorm: num_groups ({num_groups}) must divide num_channels ({num_channels}) evenly.",
-                        _stack.capture())
+            raise_error(
+                f"tp.GroupNorm: num_groups ({num_groups}) must divide num_channels ({num_channels}) evenly.",
+                _stack.capture(),
+            )
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.dtype = check_float_dtype(dtype, "tp.GroupNorm")

@@ -6,8 +6,15 @@ from tripy_flatir import dtypes
 from tripy_frontend.export import public_api
 from tripy_frontend.nn.module import Module
 from tripy_frontend.nn.parameter import unset
-from tripy_frontend.nn.utils import check_channels, check_float_dtype, check_input, check_int_arg, in_float32, normalize, \
-    per_channel
+from tripy_frontend.nn.utils import (
+    check_channels,
+    check_float_dtype,
+    check_input,
+    check_int_arg,
+    in_float32,
+    normalize,
+    per_channel,
+)
 from tripy_frontend.tensor import Tensor
 
 
@@ -67,5 +74,9 @@ class InstanceNorm(Module):
         check_input(x, self, self.dtype, min_rank=3)
         check_channels(x, self, self.num_channels)
         dims = tuple(range(2, x.rank))
-        return in_float32(lambda x, w, b: normalize(x, dims, self.eps) * w + b, x,
-                          per_channel(self.weight, x.rank), per_channel(self.bias, x.rank))
+        return in_float32(
+            lambda x, w, b: normalize(x, dims, self.eps) * w + b,
+            x,
+            per_channel(self.weight, x.rank),
+            per_channel(self.bias, x.rank),
+        )

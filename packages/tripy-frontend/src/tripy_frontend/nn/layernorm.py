@@ -44,8 +44,9 @@ class LayerNorm(Module):
     eps: float
     """Added to the variance to avoid division by zero."""
 
-    def __init__(self, normalized_shape: Union[int, Sequence[int]], dtype: dtypes.dtype = dtypes.float32,
-                 eps: float = 1e-5) -> None:
+    def __init__(
+        self, normalized_shape: Union[int, Sequence[int]], dtype: dtypes.dtype = dtypes.float32, eps: float = 1e-5
+    ) -> None:
         """
         Args:
             normalized_shape: The size of the last dim, or the shape of the last dims, to normalize over.
@@ -74,14 +75,22 @@ class LayerNorm(Module):
         """
         d = len(self.normalized_shape)
         if isinstance(x, Tensor) and x.rank < 2:  # as nvtripy 0.1.7 refuses it
-            raise_error(f"tp.LayerNorm expects an input of rank >= 2, shaped (N, *) (a batch dim, then the normalized "
-                        f"dims), but got shape {list(x.trace_tensor.shape)}.", _stack.capture(),
-                        ["To normalize one vector, give it a batch dim: tp.unsqueeze(x, 0)."], [x.stack_info])
+            raise_error(
+                f"tp.LayerNorm expects an input of rank >= 2, shaped (N, *) (a batch dim, then the normalized "
+                f"dims), but got shape {list(x.trace_tensor.shape)}.",
+                _stack.capture(),
+                ["To normalize one vector, give it a batch dim: tp.unsqueeze(x, 0)."],
+                [x.stack_info],
+            )
         check_input(x, self, self.dtype, min_rank=d)
         trailing = x.trace_tensor.shape[-d:]
         if any(t >= 0 and t != n for t, n in zip(trailing, self.normalized_shape)):
-            raise_error(f"tp.LayerNorm{self.normalized_shape}: the last {d} dim(s) of the input must be "
-                        f"{list(self.normalized_shape)}, but the input has shape {list(x.trace_tensor.shape)}.",
-                        _stack.capture(), [], [x.stack_info])
+            raise_error(
+                f"tp.LayerNorm{self.normalized_shape}: the last {d} dim(s) of the input must be "
+                f"{list(self.normalized_shape)}, but the input has shape {list(x.trace_tensor.shape)}.",
+                _stack.capture(),
+                [],
+                [x.stack_info],
+            )
         dims = tuple(range(x.rank - d, x.rank))
         return in_float32(lambda x, w, b: normalize(x, dims, self.eps) * w + b, x, self.weight, self.bias)

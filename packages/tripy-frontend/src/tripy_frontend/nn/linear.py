@@ -60,8 +60,15 @@ class Linear(Module):
     input_scale: Optional[Tensor]
     """The input quantization scale, a scalar (optional; only with quant_dtype)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: dtypes.dtype = dtypes.float32,
-                 quant_dtype: Optional[dtypes.dtype] = None, weight_quant_dim: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        dtype: dtypes.dtype = dtypes.float32,
+        quant_dtype: Optional[dtypes.dtype] = None,
+        weight_quant_dim: Optional[int] = None,
+    ) -> None:
         """
         Args:
             in_features: The size of the last dim of the input.
@@ -80,11 +87,13 @@ class Linear(Module):
         self.weight = unset((out_features, in_features), dtype)
         self.bias = unset((out_features,), dtype) if bias else None
         if quant_dtype is not None and quant_dtype not in _QUANT_TYPES:
-            raise_error(f"tp.Linear: quant_dtype must be one of int8, float8, int4, but got {quant_dtype!r}.",
-                        _stack.capture())
+            raise_error(
+                f"tp.Linear: quant_dtype must be one of int8, float8, int4, but got {quant_dtype!r}.", _stack.capture()
+            )
         if weight_quant_dim is not None and weight_quant_dim not in (0, 1):
-            raise_error(f"tp.Linear: weight_quant_dim must be 0, 1 or None, but got {weight_quant_dim!r}.",
-                        _stack.capture())
+            raise_error(
+                f"tp.Linear: weight_quant_dim must be 0, 1 or None, but got {weight_quant_dim!r}.", _stack.capture()
+            )
         self.quant_dtype = quant_dtype
         self.weight_quant_dim = weight_quant_dim
         self.weight_scale: Any = None
@@ -111,9 +120,13 @@ class Linear(Module):
         check_input(x, self, self.dtype)
         in_shape = x.trace_tensor.shape
         if in_shape[-1] >= 0 and in_shape[-1] != self.in_features:
-            raise_error(f"tp.Linear({self.in_features}, {self.out_features}) got an input whose last dim is "
-                        f"{in_shape[-1]}, not {self.in_features} (input shape {list(in_shape)}).", _stack.capture(),
-                        [], [x.stack_info])
+            raise_error(
+                f"tp.Linear({self.in_features}, {self.out_features}) got an input whose last dim is "
+                f"{in_shape[-1]}, not {self.in_features} (input shape {list(in_shape)}).",
+                _stack.capture(),
+                [],
+                [x.stack_info],
+            )
         weight = self.weight
         if self.quant_dtype is not None:
             weight, x = self._dequantized(weight, x)
@@ -136,11 +149,15 @@ class Linear(Module):
         assert self.quant_dtype is not None
         if isinstance(self.input_scale, Tensor):
             if self.weight_quant_dim == 1:
-                raise_error("tp.Linear: weight_quant_dim=1 cannot be combined with an input_scale.", _stack.capture(),
-                            ["Quantize the weight per output channel (weight_quant_dim=0) instead."])
+                raise_error(
+                    "tp.Linear: weight_quant_dim=1 cannot be combined with an input_scale.",
+                    _stack.capture(),
+                    ["Quantize the weight per output channel (weight_quant_dim=0) instead."],
+                )
             if self.quant_dtype is dtypes.int4:
-                raise_error("tp.Linear: int4 quantization is weight-only; an input_scale is not supported.",
-                            _stack.capture())
+                raise_error(
+                    "tp.Linear: int4 quantization is weight-only; an input_scale is not supported.", _stack.capture()
+                )
             x = dequantize(quantize(x, self.input_scale, self.quant_dtype), self.input_scale, self.dtype)
         qw = quantize(weight, self.weight_scale, self.quant_dtype, self.weight_quant_dim)
         return dequantize(qw, self.weight_scale, self.dtype, self.weight_quant_dim), x

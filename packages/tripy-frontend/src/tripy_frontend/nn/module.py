@@ -12,8 +12,21 @@ import difflib
 import inspect
 import math
 import threading
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, ParamSpec, Protocol, Sequence, Set,
-                    Tuple, TypeVar)
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    ParamSpec,
+    Protocol,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+)
 
 import numpy as np
 
@@ -169,23 +182,31 @@ class Module:
 
     # ---- calling ------------------------------------------------------------------------------------
     if TYPE_CHECKING:  # (calling a module takes and returns what its forward does)
+
         def __call__(self: _HasForward[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
     else:
+
         @api_boundary
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             """Run :meth:`forward` after checking that every parameter has a value."""
             depth = getattr(_calls, "depth", 0)
             # The outermost call checks the whole tree (and names parameters by their full path); calls
             # nested in it only check their own parameters, which is cheap.
-            unset = ([name for name, slot in self._parameter_slots() if isinstance(slot.get(), DefaultParameter)]
-                     if depth == 0 else
-                     [name for name, owner, key in self._members(lambda v: isinstance(v, DefaultParameter))])
+            unset = (
+                [name for name, slot in self._parameter_slots() if isinstance(slot.get(), DefaultParameter)]
+                if depth == 0
+                else [name for name, owner, key in self._members(lambda v: isinstance(v, DefaultParameter))]
+            )
             if unset:
-                raise_error(f"Some parameters of this {type(self).__name__} were never set: {', '.join(unset)}.",
-                            _stack.capture(),
-                            ["Load them with module.load_state_dict(state_dict), assign tensors to them "
-                             "(module.weight = tp.Tensor(array)), or call module.initialize_dummy_parameters() "
-                             "to fill them with random values for testing."])
+                raise_error(
+                    f"Some parameters of this {type(self).__name__} were never set: {', '.join(unset)}.",
+                    _stack.capture(),
+                    [
+                        "Load them with module.load_state_dict(state_dict), assign tensors to them "
+                        "(module.weight = tp.Tensor(array)), or call module.initialize_dummy_parameters() "
+                        "to fill them with random values for testing."
+                    ],
+                )
             _calls.depth = depth + 1
             try:
                 return self.forward(*args, **kwargs)
@@ -194,8 +215,11 @@ class Module:
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of this module. Subclasses implement it; call the module itself to run it."""
-        raise_error(f"{type(self).__name__} does not implement forward().", _stack.capture(),
-                    ["Subclasses of tp.Module define `def forward(self, ...)`; calling the module runs it."])
+        raise_error(
+            f"{type(self).__name__} does not implement forward().",
+            _stack.capture(),
+            ["Subclasses of tp.Module define `def forward(self, ...)`; calling the module runs it."],
+        )
 
     # ---- attributes --------------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -203,8 +227,13 @@ class Module:
             current = self.__dict__.get(name)
             problems = _mismatch(name, current, static_shape(value), value.dtype)
             if problems:
-                raise_error(f"Cannot assign a new value to parameter '{name}' of {type(self).__name__}: it does "
-                            "not match the current one.", _stack.capture(), problems, [value.stack_info])
+                raise_error(
+                    f"Cannot assign a new value to parameter '{name}' of {type(self).__name__}: it does "
+                    "not match the current one.",
+                    _stack.capture(),
+                    problems,
+                    [value.stack_info],
+                )
         object.__setattr__(self, name, value)
 
     def _members(self, accept: Callable[[Any], bool]) -> Iterator[Tuple[str, Any, Any]]:
@@ -298,8 +327,11 @@ class Module:
             assert np.array_equal(np.from_dlpack(linear(tp.Tensor([[1.0, 2.0]]))), [[3.0, 3.0, 3.0]])
         """
         if not isinstance(state_dict, dict):
-            raise_error(f"load_state_dict expects a dict of names to arrays, but got {type(state_dict).__name__}.",
-                        _stack.capture(), ["For a .npz file, pass dict(np.load(path))."])
+            raise_error(
+                f"load_state_dict expects a dict of names to arrays, but got {type(state_dict).__name__}.",
+                _stack.capture(),
+                ["For a .npz file, pass dict(np.load(path))."],
+            )
         slots = dict(self._parameter_slots())
         expected = set(slots)
         optional = {n for n, s in slots.items() if isinstance(s.get(), OptionalParameter)}
@@ -329,9 +361,11 @@ class Module:
             converted[key] = array
 
         if problems or (strict and (missing or unexpected)):
-            raise_error(f"load_state_dict: the state dict does not match this {type(self).__name__}.",
-                        _stack.capture(), _load_report(missing if strict else [], unexpected if strict else [],
-                                                       problems, expected))
+            raise_error(
+                f"load_state_dict: the state dict does not match this {type(self).__name__}.",
+                _stack.capture(),
+                _load_report(missing if strict else [], unexpected if strict else [], problems, expected),
+            )
 
         # Upload and evaluate everything before touching the module, so a failure changes nothing. One
         # array given under several names (tied weights) is uploaded once and stays shared.

@@ -48,9 +48,13 @@ def equal(a: Any, b: Any) -> bool:
     if a is b:
         return True
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype
-                and tuple(a.trace_tensor.shape) == tuple(b.trace_tensor.shape)
-                and bool(np.array_equal(np.asarray(a), np.asarray(b))))
+        return (
+            isinstance(a, Tensor)
+            and isinstance(b, Tensor)
+            and a.dtype is b.dtype
+            and tuple(a.trace_tensor.shape) == tuple(b.trace_tensor.shape)
+            and bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        )
     if isinstance(a, ParameterBase) or isinstance(b, ParameterBase):
         return type(a) is type(b) and a.shape == b.shape and a.dtype is b.dtype
     if isinstance(a, dict) and isinstance(b, dict):

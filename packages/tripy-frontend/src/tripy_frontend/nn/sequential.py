@@ -43,8 +43,11 @@ class Sequential(Module):
             if not isinstance(name, str):
                 raise_error(f"tp.Sequential: module names must be strings, but got {name!r}.", _stack.capture())
             if isinstance(m, dict) or not callable(m):
-                raise_error(f"tp.Sequential: entry '{name}' is a {type(m).__name__}, not a module or a callable.",
-                            _stack.capture(), ["Pass modules as separate arguments, or a single dict of them."])
+                raise_error(
+                    f"tp.Sequential: entry '{name}' is a {type(m).__name__}, not a module or a callable.",
+                    _stack.capture(),
+                    ["Pass modules as separate arguments, or a single dict of them."],
+                )
         self.modules = dict(items)
 
     def forward(self, input: Any) -> Any:
@@ -70,8 +73,7 @@ class Sequential(Module):
             return self.modules[keys[idx]]
         if isinstance(idx, str) and idx in self.modules:
             return self.modules[idx]
-        raise_error(f"tp.Sequential has no module named {idx!r}.", _stack.capture(),
-                    [f"Available names: {keys}"])
+        raise_error(f"tp.Sequential has no module named {idx!r}.", _stack.capture(), [f"Available names: {keys}"])
 
     def __getattr__(self, name: str) -> Any:
         modules = self.__dict__.get("modules")

@@ -24,8 +24,10 @@ def check_int_arg(value: Any, what: str, minimum: int = 1) -> int:
 
 def check_float_dtype(dtype: Any, what: str) -> dtypes.dtype:
     if not any(dtype is d for d in FLOAT_TYPES):
-        raise_error(f"{what}: dtype must be one of {', '.join(d.name for d in FLOAT_TYPES)}, but got {dtype!r}.",
-                    _stack.capture())
+        raise_error(
+            f"{what}: dtype must be one of {', '.join(d.name for d in FLOAT_TYPES)}, but got {dtype!r}.",
+            _stack.capture(),
+        )
     return dtype
 
 
@@ -35,20 +37,32 @@ def check_input(x: Any, layer: Any, dtype: dtypes.dtype, min_rank: int = 1) -> N
     if not isinstance(x, Tensor):
         raise_error(f"{name} expects a tripy.Tensor input, but got {type(x).__name__}.", _stack.capture())
     if x.dtype is not dtype:
-        raise_error(f"{name} was created with dtype {dtype}, but its input has dtype {x.dtype}.", _stack.capture(),
-                    [f"Cast the input with tp.cast(x, tp.{dtype}), or create the layer with dtype=tp.{x.dtype}."],
-                    [x.stack_info])
+        raise_error(
+            f"{name} was created with dtype {dtype}, but its input has dtype {x.dtype}.",
+            _stack.capture(),
+            [f"Cast the input with tp.cast(x, tp.{dtype}), or create the layer with dtype=tp.{x.dtype}."],
+            [x.stack_info],
+        )
     if x.rank < min_rank:
-        raise_error(f"{name} expects an input of rank >= {min_rank}, but got shape {list(x.trace_tensor.shape)}.",
-                    _stack.capture(), [], [x.stack_info])
+        raise_error(
+            f"{name} expects an input of rank >= {min_rank}, but got shape {list(x.trace_tensor.shape)}.",
+            _stack.capture(),
+            [],
+            [x.stack_info],
+        )
 
 
 def check_channels(x: Tensor, layer: Any, expected: int, what: str = "channels") -> None:
     """Dim 1 of an ``[N, C, ...]`` input must be `expected` (when known before run time)."""
     c = x.trace_tensor.shape[1]
     if c >= 0 and c != expected:
-        raise_error(f"{type(layer).__name__} expects {expected} {what} (dim 1 of the input), but the input has shape "
-                    f"{list(x.trace_tensor.shape)}.", _stack.capture(), [], [x.stack_info])
+        raise_error(
+            f"{type(layer).__name__} expects {expected} {what} (dim 1 of the input), but the input has shape "
+            f"{list(x.trace_tensor.shape)}.",
+            _stack.capture(),
+            [],
+            [x.stack_info],
+        )
 
 
 def normalize(x: Tensor, dims: Sequence[int], eps: float) -> Tensor:

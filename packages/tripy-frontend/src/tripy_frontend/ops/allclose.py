@@ -7,8 +7,11 @@ from tripy_flatir.ops.is_finite import IsFiniteOp
 from tripy_frontend.ops.unary import unary
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", "other": "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", "other": "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool:
     r"""Whether every element satisfies :math:`|\text{input} - \text{other}| \le \text{atol} +
     \text{rtol} \cdot |\text{other}|` (NumPy broadcasting applies). Equal infinities count as

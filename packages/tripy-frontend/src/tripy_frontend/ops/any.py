@@ -8,8 +8,11 @@ from tripy_frontend.ops.reduce import reduce
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions", dtype_constraints={"input": "T1", RETURN: "T2"},
-            dtype_variables={"T1": COMPARABLE_TYPES, "T2": (dtypes.bool,)})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T2"},
+    dtype_variables={"T1": COMPARABLE_TYPES, "T2": (dtypes.bool,)},
+)
 def any(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """True where any element over `dim` (an int, a sequence of ints, or None for all dims) is True,
     or nonzero for numeric inputs. Over an empty dim the result is False. The result is a bool tensor.

@@ -18,10 +18,15 @@ def _static(v: Any) -> Any:
     return static_value(v) if isinstance(v, DimensionSize) else v
 
 
-@public_api(document_under="ops_creation",
-            dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": IOTA_TYPES})
-def arange(start: Number, stop: Optional[Union[Number, dtypes.dtype]] = None, step: Number = 1,
-           dtype: dtypes.dtype = dtypes.float32) -> Tensor:
+@public_api(
+    document_under="ops_creation", dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": IOTA_TYPES}
+)
+def arange(
+    start: Number,
+    stop: Optional[Union[Number, dtypes.dtype]] = None,
+    step: Number = 1,
+    dtype: dtypes.dtype = dtypes.float32,
+) -> Tensor:
     """Evenly spaced values in [start, stop) with the given step; ``arange(stop)`` and nvtripy's
     ``arange(stop, dtype)`` start at 0.
     Bounds may be DimensionSizes (e.g. ``tp.arange(x.shape[0])``), also ones only known at run time.
@@ -52,16 +57,22 @@ def arange(start: Number, stop: Optional[Union[Number, dtypes.dtype]] = None, st
     else:
         # A bound known only at run time: the size is computed in the program (integer bounds and step).
         if not all(isinstance(v, (int, DimensionSize)) for v in (start, end, step)) or values[2] is None:
-            raise_error("tripy.arange: with a run-time size as a bound, start and stop must be ints or "
-                        "DimensionSizes and step a Python int.", _stack.capture())
+            raise_error(
+                "tripy.arange: with a run-time size as a bound, start and stop must be ints or "
+                "DimensionSizes and step a Python int.",
+                _stack.capture(),
+            )
         s = int(step)  # type: ignore[arg-type]
         size = (end - start + (s - 1)) // s if s > 0 else (start - end + (-s - 1)) // (-s)
     out = iota((size,), 0, dtype)
     if values[2] != 1:
         out = out * values[2]
     if _static(start) != 0:
-        out = out + (start if not isinstance(start, DimensionSize) or static_value(start) is not None
-                     else _as_dtype(start, dtype))
+        out = out + (
+            start
+            if not isinstance(start, DimensionSize) or static_value(start) is not None
+            else _as_dtype(start, dtype)
+        )
     return out
 
 

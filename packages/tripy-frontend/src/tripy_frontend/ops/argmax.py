@@ -20,8 +20,11 @@ def arg_reduce(input: Tensor, mode: str, dim: Optional[Any], keepdim: bool) -> T
     return Tensor._from_op(ArgReduce, [input], mode=mode, dim=d, keepdim=bool(keepdim))
 
 
-@public_api(document_under="ops_reductions", dtype_constraints={"input": "T1", RETURN: "T2"},
-            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T2"},
+    dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)},
+)
 def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """The index (int32) of the largest value along `dim`; over the flattened input if `dim` is None.
     Ties give the first index; NaN counts as the largest value (as in NumPy).

@@ -7,8 +7,11 @@ from tripy_frontend.ops.common import NUMERIC_TYPES
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions", dtype_constraints={"input": "T1", RETURN: "T2"},
-            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T2"},
+    dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)},
+)
 def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """The index (int32) of the smallest value along `dim`; over the flattened input if `dim` is None.
     Ties give the first index; NaN counts as the smallest value (as in NumPy: the first NaN wins).

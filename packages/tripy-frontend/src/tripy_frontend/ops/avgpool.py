@@ -6,10 +6,16 @@ from tripy_frontend.ops.pooling import pool
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_nn",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
-def avgpool(input: Tensor, kernel_dims: Sequence[int], stride: Optional[Sequence[int]] = None,
-            padding: Optional[Sequence[Sequence[int]]] = None, count_include_pad: bool = True) -> Tensor:
+@public_api(
+    document_under="ops_nn", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES}
+)
+def avgpool(
+    input: Tensor,
+    kernel_dims: Sequence[int],
+    stride: Optional[Sequence[int]] = None,
+    padding: Optional[Sequence[Sequence[int]]] = None,
+    count_include_pad: bool = True,
+) -> Tensor:
     r"""Average pooling over the spatial dims of an (N, C, H, W) or (N, C, D, H, W) tensor.
 
     Each spatial output size is ``floor((size + pad_before + pad_after - kernel) / stride) + 1``.

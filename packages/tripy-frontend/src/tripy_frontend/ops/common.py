@@ -38,8 +38,9 @@ IOTA_TYPES = tuple(d for d in ALL_TYPES if d is not dtypes.bool)
 
 def constant(value: Any, dtype: dtypes.dtype, device: Any = None) -> Tensor:
     """A small literal tensor (a scalar or a short list) embedded in the program."""
-    return Tensor._from_op(Constant, (), value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype,
-                           device=device or _CPU)
+    return Tensor._from_op(
+        Constant, (), value=np.asarray(value, dtype=dtype.numpy_dtype), dtype=dtype, device=device or _CPU
+    )
 
 
 def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
@@ -47,17 +48,26 @@ def scalar_like(value: Any, like: Tensor, what: str) -> Tensor:
     eager programs, a literal in compiled ones: see ``tripy_trace.ops.constant.Scalar``)."""
     dt = like.dtype
     if isinstance(value, (float, np.floating)) and not dt.is_floating and not float(value).is_integer():
-        raise_error(f"Cannot combine a {dt} tensor with the Python float {value} in {what} without losing precision.",
-                    _stack.capture(), [f"Cast the tensor first: tripy.cast(t, tp.float32) {what} {value}."])
+        raise_error(
+            f"Cannot combine a {dt} tensor with the Python float {value} in {what} without losing precision.",
+            _stack.capture(),
+            [f"Cast the tensor first: tripy.cast(t, tp.float32) {what} {value}."],
+        )
     if dt is dtypes.bool and not isinstance(value, (bool, np.bool_)):
-        raise_error(f"Cannot combine a bool tensor with the Python number {value} in {what}.", _stack.capture(),
-                    ["Cast the tensor to a numeric dtype first with tripy.cast()."])
+        raise_error(
+            f"Cannot combine a bool tensor with the Python number {value} in {what}.",
+            _stack.capture(),
+            ["Cast the tensor to a numeric dtype first with tripy.cast()."],
+        )
     if not dt.is_floating and dt is not dtypes.bool and not isinstance(value, bool):
         info = np.iinfo(dt.numpy_dtype)
         if not info.min <= value <= info.max:
-            raise_error(f"The Python number {value} does not fit the {dt} tensor it is combined with in {what} "
-                        f"(range {info.min} to {info.max}).", _stack.capture(),
-                        [f"Cast the tensor to a wider dtype first, e.g. tripy.cast(t, tp.int64) {what} {value}."])
+            raise_error(
+                f"The Python number {value} does not fit the {dt} tensor it is combined with in {what} "
+                f"(range {info.min} to {info.max}).",
+                _stack.capture(),
+                [f"Cast the tensor to a wider dtype first, e.g. tripy.cast(t, tp.int64) {what} {value}."],
+            )
     t = _new_tensor(Tensor)
     t.trace_tensor = Constant.scalar(value, dt, like.trace_tensor.device, memory.to_device)
     return t
@@ -77,8 +87,11 @@ def to_tensors(a: Any, b: Any, what: str) -> Tuple[Tensor, Tensor]:
         try:
             t = Tensor(other)
         except Exception:
-            raise_error(f"Unsupported operand type for {what}: '{type(other).__name__}'.", _stack.capture(),
-                        ["Use a tripy.Tensor or a Python number."])
+            raise_error(
+                f"Unsupported operand type for {what}: '{type(other).__name__}'.",
+                _stack.capture(),
+                ["Use a tripy.Tensor or a Python number."],
+            )
         return (a, t) if a_t else (t, b)
     raise_error(f"{what} needs at least one tripy.Tensor operand.", _stack.capture())
 
@@ -88,8 +101,11 @@ def normalize_dim(dim: int, rank: int, what: str) -> int:
         raise_error(f"{what}: dim must be an int, but got {type(dim).__name__}.", _stack.capture())
     lo, hi = -max(rank, 1), max(rank, 1) - 1
     if not lo <= dim <= hi:
-        raise_error(f"{what}: dim {dim} is out of range for a tensor of rank {rank}.", _stack.capture(),
-                    [f"Use a dim in [{lo}, {hi}]."])
+        raise_error(
+            f"{what}: dim {dim} is out of range for a tensor of rank {rank}.",
+            _stack.capture(),
+            [f"Use a dim in [{lo}, {hi}]."],
+        )
     return int(dim) % max(rank, 1)
 
 
@@ -110,8 +126,10 @@ def shape_arg(shape: Any, what: str) -> Tuple[Tuple[int, ...], Optional[Tensor]]
     if isinstance(shape, (int, np.integer, DimensionSize)):
         shape = (shape,)
     if isinstance(shape, Tensor) or not isinstance(shape, Sequence):
-        raise_error(f"{what}: shape must be a sequence of ints or DimensionSizes, but got {type(shape).__name__}.",
-                    _stack.capture())
+        raise_error(
+            f"{what}: shape must be a sequence of ints or DimensionSizes, but got {type(shape).__name__}.",
+            _stack.capture(),
+        )
     static = []
     for d in shape:
         if isinstance(d, DimensionSize):
@@ -122,10 +140,12 @@ def shape_arg(shape: Any, what: str) -> Tuple[Tuple[int, ...], Optional[Tensor]]
                 raise_error(f"{what}: shape {list(shape)} has a negative dimension.", _stack.capture())
             static.append(int(d))
         else:
-            raise_error(f"{what}: shape entries must be ints or DimensionSizes, but got {type(d).__name__}.",
-                        _stack.capture())
+            raise_error(
+                f"{what}: shape entries must be ints or DimensionSizes, but got {type(d).__name__}.", _stack.capture()
+            )
     if DYNAMIC not in static:
         return tuple(static), None
-    parts = [Tensor._from_op(Reshape, [d if isinstance(d, Tensor) else constant(d, dtypes.int32)], shape=(1,))
-             for d in shape]
+    parts = [
+        Tensor._from_op(Reshape, [d if isinstance(d, Tensor) else constant(d, dtypes.int32)], shape=(1,)) for d in shape
+    ]
     return tuple(static), Tensor._from_op(Concatenate, parts, dim=0)

@@ -39,19 +39,29 @@ def copy(input: Tensor, device: Any) -> Tensor:
     if not isinstance(input, Tensor):
         raise_error(f"tripy.copy expects a tripy.Tensor, but got {type(input).__name__}.", _stack.capture())
     if isinstance(device, str):
-        raise_error(f"tripy.copy: device must be a tripy.device, but got the string {device!r}.", _stack.capture(),
-                    [f"Use tp.device({device!r})."])
+        raise_error(
+            f"tripy.copy: device must be a tripy.device, but got the string {device!r}.",
+            _stack.capture(),
+            [f"Use tp.device({device!r})."],
+        )
     if not isinstance(device, Device):
-        raise_error(f"tripy.copy: device must be a tripy.device such as tp.device('cpu'), but got "
-                    f"{type(device).__name__}.", _stack.capture())
+        raise_error(
+            f"tripy.copy: device must be a tripy.device such as tp.device('cpu'), but got {type(device).__name__}.",
+            _stack.capture(),
+        )
     if not isinstance(device, PublicDevice):
         device = PublicDevice(str(device))  # checks that a backend can use it
     if _depends_on_runtime_inputs(input):
-        raise_error("tripy.copy cannot copy a tensor computed from the inputs of a function being compiled: "
-                    "it has no value yet.", _stack.capture(),
-                    ["Copy the inputs before calling the compiled function, or copy its outputs."], [input.stack_info])
+        raise_error(
+            "tripy.copy cannot copy a tensor computed from the inputs of a function being compiled: "
+            "it has no value yet.",
+            _stack.capture(),
+            ["Copy the inputs before calling the compiled function, or copy its outputs."],
+            [input.stack_info],
+        )
     info = _stack.capture()
     data = np.array(memory.to_numpy(input._buffer()), copy=True)
-    op = Storage.build([], info, data=memory.to_device(data, device), shape=data.shape, dtype=input.dtype,
-                       device=device)
+    op = Storage.build(
+        [], info, data=memory.to_device(data, device), shape=data.shape, dtype=input.dtype, device=device
+    )
     return Tensor._from_trace_tensor(op.outputs[0])

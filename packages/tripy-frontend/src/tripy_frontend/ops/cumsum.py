@@ -4,8 +4,11 @@ from tripy_frontend.ops.common import NUMERIC_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": NUMERIC_TYPES},
+)
 def cumsum(input: Tensor, dim: int) -> Tensor:
     """Cumulative sum along `dim`: element ``i`` is the sum of elements ``0..i``.
 

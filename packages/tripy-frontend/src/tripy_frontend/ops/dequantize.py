@@ -8,8 +8,11 @@ from tripy_frontend.ops.quantize import QUANTIZED_TYPES, scale_operand
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_types", dtype_constraints={"input": "T1", "dtype": "T2", "scale": "T2", RETURN: "T2"},
-            dtype_variables={"T1": QUANTIZED_TYPES, "T2": FLOAT_TYPES})
+@public_api(
+    document_under="ops_types",
+    dtype_constraints={"input": "T1", "dtype": "T2", "scale": "T2", RETURN: "T2"},
+    dtype_variables={"T1": QUANTIZED_TYPES, "T2": FLOAT_TYPES},
+)
 def dequantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] = None) -> Tensor:
     """Dequantize an int4, int8 or float8 tensor to the floating-point `dtype`: ``convert(x) * scale``.
 

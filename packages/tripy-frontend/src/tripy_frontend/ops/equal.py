@@ -4,8 +4,11 @@ from tripy_frontend.ops.common import COMPARABLE_TYPES
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", "other": "T1"}, dtype_variables={"T1": COMPARABLE_TYPES})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", "other": "T1"},
+    dtype_variables={"T1": COMPARABLE_TYPES},
+)
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether `input` and `other` have the same shape and the same elements. NaN is not equal to
     itself. The comparison runs as a tripy program; only the final bool is read back.

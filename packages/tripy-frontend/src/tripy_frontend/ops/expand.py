@@ -27,5 +27,3 @@ def expand(input: Tensor, sizes: Sequence[Any]) -> Tensor:
     static, shape_tensor = shape_arg(sizes, "tripy.expand")
     inputs = [input] + ([shape_tensor] if shape_tensor is not None else [])
     return Tensor._from_op(Expand, inputs, shape=static)
-
-

@@ -28,8 +28,11 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if rank == 0:
         return reshape(input, (1,))
     if start > end:
-        raise_error(f"tripy.flatten: start_dim ({start_dim}) must not come after end_dim ({end_dim}) for a tensor of "
-                    f"rank {rank}.", _stack.capture())
+        raise_error(
+            f"tripy.flatten: start_dim ({start_dim}) must not come after end_dim ({end_dim}) for a tensor of "
+            f"rank {rank}.",
+            _stack.capture(),
+        )
     shape = input.shape
-    merged = math.prod(shape[start:end + 1])  # DimensionSizes: folds when static
-    return reshape(input, shape[:start] + (merged,) + shape[end + 1:])
+    merged = math.prod(shape[start : end + 1])  # DimensionSizes: folds when static
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])

@@ -8,10 +8,12 @@ from tripy_frontend.ops.common import ALL_TYPES, normalize_dims
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
-def flip(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, *,
-         dims: Optional[Union[int, Sequence[int]]] = None) -> Tensor:
+@public_api(
+    document_under="ops_shape", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES}
+)
+def flip(
+    input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, *, dims: Optional[Union[int, Sequence[int]]] = None
+) -> Tensor:
     """Reverse the order of elements along `dim` (an int, a sequence of ints, or None for every dim).
     Older nvtripy code spelled it ``dims=``, which is accepted too.
 

@@ -10,8 +10,11 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.cast import cast
 
 
-@public_api(document_under="ops_creation",
-            dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_creation",
+    dtype_constraints={"dtype": "T1", RETURN: "T1"},
+    dtype_variables={"T1": CONSTANT_TYPES},
+)
 def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """A tensor of the given shape with every element equal to `value`. Every dtype but ``tp.int4``
     (tripy cannot lower an int4 constant yet).
@@ -29,21 +32,27 @@ def full(shape: Sequence[Any], value: Any, dtype: dtypes.dtype = dtypes.float32)
     static, shape_tensor = shape_arg(shape, "tripy.full")
     if isinstance(value, Tensor):
         if value.rank != 0:
-            raise_error(f"tripy.full: value must be a scalar, but got a tensor of shape {list(value.trace_tensor.shape)}.",
-                        _stack.capture())
+            raise_error(
+                f"tripy.full: value must be a scalar, but got a tensor of shape {list(value.trace_tensor.shape)}.",
+                _stack.capture(),
+            )
 
         value_t = cast(value, dtype) if value.dtype is not dtype else value
     elif isinstance(value, NUMBER_TYPES):
         value_t = constant(value, dtype)
     else:
-        raise_error(f"tripy.full: value must be a number or a rank-0 tensor, not {type(value).__name__}.",
-                    _stack.capture())
+        raise_error(
+            f"tripy.full: value must be a number or a rank-0 tensor, not {type(value).__name__}.", _stack.capture()
+        )
     inputs = [value_t] + ([shape_tensor] if shape_tensor is not None else [])
     return Tensor._from_op(Fill, inputs, shape=static)
 
 
-@public_api(document_under="ops_creation", dtype_constraints={"input": "T1", "dtype": "T2"},
-            dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_creation",
+    dtype_constraints={"input": "T1", "dtype": "T2"},
+    dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES},
+)
 def full_like(input: Tensor, value: Any, dtype: Optional[dtypes.dtype] = None) -> Tensor:
     """A tensor shaped like `input` filled with `value` (dtype defaults to input's). Every dtype but
     ``tp.int4`` (tripy cannot lower an int4 constant yet).

@@ -6,8 +6,11 @@ from tripy_frontend.ops.common import ALL_TYPES, INDEX_TYPES, normalize_dim
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_shape", dtype_constraints={"input": "T1", "index": "T2", RETURN: "T1"},
-            dtype_variables={"T1": ALL_TYPES, "T2": INDEX_TYPES})
+@public_api(
+    document_under="ops_shape",
+    dtype_constraints={"input": "T1", "index": "T2", RETURN: "T1"},
+    dtype_variables={"T1": ALL_TYPES, "T2": INDEX_TYPES},
+)
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Take the entries of `input` at positions `index` along `dim`, like
     ``numpy.take(input, index, axis=dim)``: the output's shape is
@@ -27,9 +30,12 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
         assert tp.gather(input, 0, tp.Tensor([[1], [-2]])).shape == (2, 1, 3)
     """
     if not isinstance(input, Tensor) or not isinstance(index, Tensor):
-        raise_error("tripy.gather expects tripy.Tensor input and index, but got "
-                    f"{type(input).__name__} and {type(index).__name__}.", _stack.capture(),
-                    ["Make the index a tensor, e.g. tp.Tensor([0, 2])."])
+        raise_error(
+            "tripy.gather expects tripy.Tensor input and index, but got "
+            f"{type(input).__name__} and {type(index).__name__}.",
+            _stack.capture(),
+            ["Make the index a tensor, e.g. tp.Tensor([0, 2])."],
+        )
     dim = normalize_dim(dim, input.rank, "tripy.gather")
     if input.rank == 0:
         raise_error("tripy.gather: the input must have at least one dim.", _stack.capture())

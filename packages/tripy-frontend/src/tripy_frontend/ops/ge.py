@@ -10,8 +10,7 @@ from tripy_trace.ops.binary_elementwise import Kind
 
 
 @TENSOR_METHOD_REGISTRY("__ge__")
-@dtype_rules({"self": "T1", "other": "T1", RETURN: "T2"}, {"T1": COMPARABLE_TYPES, "T2": (dtypes.bool,)},
-             name="'>='")
+@dtype_rules({"self": "T1", "other": "T1", RETURN: "T2"}, {"T1": COMPARABLE_TYPES, "T2": (dtypes.bool,)}, name="'>='")
 def __ge__(self: Tensor, other: Any) -> Tensor:
     """``a >= b`` elementwise with NumPy broadcasting, giving a bool tensor.
 

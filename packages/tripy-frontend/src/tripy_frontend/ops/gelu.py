@@ -7,8 +7,11 @@ from tripy_frontend.ops.unary import unary
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_activations",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_activations",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def gelu(input: Tensor) -> Tensor:
     r"""Gaussian Error Linear Unit, elementwise, in its exact (erf) form, as nvtripy and PyTorch's default:
 

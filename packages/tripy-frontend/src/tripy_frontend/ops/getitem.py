@@ -50,8 +50,13 @@ def __getitem__(self: Tensor, index: Any) -> Tensor:
         parts.add(item)
     out = self
     if parts.squeeze or parts.new_axes or any(spec != (None, None, 1) for spec in parts.specs):
-        out = Tensor._from_op(Slice, [self] + parts.bounds, index=tuple(parts.specs), squeeze=tuple(parts.squeeze),
-                              new_axes=tuple(parts.new_axes))
+        out = Tensor._from_op(
+            Slice,
+            [self] + parts.bounds,
+            index=tuple(parts.specs),
+            squeeze=tuple(parts.squeeze),
+            new_axes=tuple(parts.new_axes),
+        )
     _check_tensor_indices(self, items, parts.tensor_indices)
     for pos, t in reversed(parts.tensor_indices):
         out = gather(out, pos, t)
@@ -67,12 +72,16 @@ def _full_index(self: Tensor, items: List[Any]) -> List[Any]:
     consuming = [item for item in items if item is not None and item is not Ellipsis]
     rank = self.rank
     if len(consuming) > rank:
-        raise_error(f"{_WHAT}: too many indices for a tensor of rank {rank}: got {len(consuming)} "
-                    f"({_index_text(items)}).", _stack.capture(), [], [self.stack_info])
+        raise_error(
+            f"{_WHAT}: too many indices for a tensor of rank {rank}: got {len(consuming)} ({_index_text(items)}).",
+            _stack.capture(),
+            [],
+            [self.stack_info],
+        )
     fill: List[Any] = [slice(None)] * (rank - len(consuming))
     at = next((i for i, item in enumerate(items) if item is Ellipsis), None)
     if at is not None:  # (identity checks: == on a tensor builds a comparison)
-        return items[:at] + fill + items[at + 1:]
+        return items[:at] + fill + items[at + 1 :]
     return items + fill
 
 
@@ -96,8 +105,11 @@ class _Index:
             if isinstance(step, DimensionSize) and static_value(step) is not None:
                 step = static_value(step)
             if isinstance(step, Tensor):
-                raise_error(f"{_WHAT}: a slice step must be an int, but got a tensor.", _stack.capture(),
-                            ["Steps decide the output shape, so they must be known when the program is built."])
+                raise_error(
+                    f"{_WHAT}: a slice step must be an int, but got a tensor.",
+                    _stack.capture(),
+                    ["Steps decide the output shape, so they must be known when the program is built."],
+                )
             if step == 0:
                 raise_error(f"{_WHAT}: slice step cannot be zero.", _stack.capture())
             self.specs.append((self.bound(item.start), self.bound(item.stop), int(step)))
@@ -122,12 +134,16 @@ class _Index:
             return DynamicBound(len(self.bounds))  # inputs[0] is the sliced tensor
         if isinstance(value, Tensor) and _depends_on_runtime_inputs(value):
             # A data tensor: the output shape depends on its value, so it is read now (below), if it can be.
-            raise_error(f"{_WHAT}: a slice bound given as a tensor computed from a compiled function's "
-                        "inputs makes the output shape depend on data, which the compiler cannot support.",
-                        _stack.capture(),
-                        ["Use ints or sizes from `t.shape` (DimensionSize) as slice bounds, or index with a "
-                         "rank-0 tensor (t[i]) / tripy.gather, whose output shape does not depend on data."],
-                        [value.stack_info])
+            raise_error(
+                f"{_WHAT}: a slice bound given as a tensor computed from a compiled function's "
+                "inputs makes the output shape depend on data, which the compiler cannot support.",
+                _stack.capture(),
+                [
+                    "Use ints or sizes from `t.shape` (DimensionSize) as slice bounds, or index with a "
+                    "rank-0 tensor (t[i]) / tripy.gather, whose output shape does not depend on data."
+                ],
+                [value.stack_info],
+            )
         return int(value)
 
 
@@ -135,13 +151,21 @@ def _check_tensor_indices(self: Tensor, items: List[Any], tensor_indices: List[T
     """Index tensors of rank above 0: one at most, not separated from integer indices by a slice or None."""
     advanced = [i for i, item in enumerate(items) if item is not None and not isinstance(item, slice)]
     if any(t.rank > 0 for _, t in tensor_indices) and advanced[-1] - advanced[0] + 1 != len(advanced):
-        raise_error(f"{_WHAT}: an index tensor of rank above 0 cannot be combined with integer indices that a "
-                    "slice or None separates from it (NumPy would move the indexed dims to the front).",
-                    _stack.capture(), ["Index in steps, e.g. t[i][:, index]."], [self.stack_info])
+        raise_error(
+            f"{_WHAT}: an index tensor of rank above 0 cannot be combined with integer indices that a "
+            "slice or None separates from it (NumPy would move the indexed dims to the front).",
+            _stack.capture(),
+            ["Index in steps, e.g. t[i][:, index]."],
+            [self.stack_info],
+        )
     if sum(t.rank > 0 for _, t in tensor_indices) > 1:
-        raise_error(f"{_WHAT}: only one index tensor of rank above 0 is supported in one index (NumPy would "
-                    "broadcast several together).", _stack.capture(),
-                    ["Index in steps (t[i][:, j]) or use tripy.gather once per dim."], [self.stack_info])
+        raise_error(
+            f"{_WHAT}: only one index tensor of rank above 0 is supported in one index (NumPy would "
+            "broadcast several together).",
+            _stack.capture(),
+            ["Index in steps (t[i][:, j]) or use tripy.gather once per dim."],
+            [self.stack_info],
+        )
 
 
 def _depends_on_runtime_inputs(t: Tensor) -> bool:
@@ -171,29 +195,42 @@ def _check_item(item: Any) -> None:
             if isinstance(v, Tensor):
                 _check_index_tensor(v, f"slice {name}")
             elif not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
-                raise_error(f"{_WHAT}: slice {name} must be an int, a DimensionSize or a rank-0 integer tensor, "
-                            f"but got {type(v).__name__}.", _stack.capture())
+                raise_error(
+                    f"{_WHAT}: slice {name} must be an int, a DimensionSize or a rank-0 integer tensor, "
+                    f"but got {type(v).__name__}.",
+                    _stack.capture(),
+                )
         return
     if isinstance(item, DimensionSize):
         return
     if isinstance(item, Tensor):
         if not item.dtype.is_integer:
-            raise_error(f"{_WHAT}: a tensor used as an index must have an integer dtype, but has {item.dtype}.",
-                        _stack.capture(), ["Convert it with tripy.cast(index, tp.int32)."], [item.stack_info])
+            raise_error(
+                f"{_WHAT}: a tensor used as an index must have an integer dtype, but has {item.dtype}.",
+                _stack.capture(),
+                ["Convert it with tripy.cast(index, tp.int32)."],
+                [item.stack_info],
+            )
         return
     if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
         return
-    hint = ("Use tripy.gather(t, dim, index) to index with a list or tensor of indices."
-            if isinstance(item, (list, tuple, np.ndarray)) else
-            "Index with ints, slices, None, '...', DimensionSizes or rank-0 integer tensors.")
+    hint = (
+        "Use tripy.gather(t, dim, index) to index with a list or tensor of indices."
+        if isinstance(item, (list, tuple, np.ndarray))
+        else "Index with ints, slices, None, '...', DimensionSizes or rank-0 integer tensors."
+    )
     raise_error(f"{_WHAT}: unsupported index of type {type(item).__name__}: {item!r}.", _stack.capture(), [hint])
 
 
 def _check_index_tensor(t: Tensor, what: str) -> None:
     if not t.dtype.is_integer or t.rank != 0:
-        raise_error(f"{_WHAT}: a tensor used as {what} must be a rank-0 integer tensor, but got one of shape "
-                    f"{list(t.trace_tensor.shape)} and dtype {t.dtype}.", _stack.capture(),
-                    ["Use tripy.gather(t, dim, index) to index with a tensor of indices."], [t.stack_info])
+        raise_error(
+            f"{_WHAT}: a tensor used as {what} must be a rank-0 integer tensor, but got one of shape "
+            f"{list(t.trace_tensor.shape)} and dtype {t.dtype}.",
+            _stack.capture(),
+            ["Use tripy.gather(t, dim, index) to index with a tensor of indices."],
+            [t.stack_info],
+        )
 
 
 def _index_text(items: List[Any]) -> str:

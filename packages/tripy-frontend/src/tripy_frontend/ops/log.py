@@ -5,8 +5,11 @@ from tripy_frontend.tensor import Tensor
 from tripy_flatir.ops.log import LogOp
 
 
-@public_api(document_under="ops_elementwise",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_elementwise",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def log(input: Tensor) -> Tensor:
     """Natural logarithm, elementwise.
 

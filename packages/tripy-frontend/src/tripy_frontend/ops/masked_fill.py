@@ -14,8 +14,11 @@ from tripy_frontend.ops.where import where
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_elementwise", dtype_constraints={"input": "T1", "mask": "T2", RETURN: "T1"},
-            dtype_variables={"T1": CONSTANT_TYPES, "T2": (dtypes.bool,)})
+@public_api(
+    document_under="ops_elementwise",
+    dtype_constraints={"input": "T1", "mask": "T2", RETURN: "T1"},
+    dtype_variables={"T1": CONSTANT_TYPES, "T2": (dtypes.bool,)},
+)
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """`input` with the elements where `mask` is True replaced by `value`.
 
@@ -39,14 +42,20 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             raise_error(f"tripy.masked_fill: {name} must be a tripy.Tensor, but got {type(t).__name__}.", info)
     in_shape, mask_shape = input.trace_tensor.shape, mask.trace_tensor.shape
     if mask.rank > input.rank or lowering.broadcast_shape(in_shape, mask_shape) != tuple(in_shape):
-        raise_error(f"tripy.masked_fill: the mask (shape {list(mask_shape)}) does not broadcast to the shape "
-                    f"of the input ({list(in_shape)}).", info,
-                    ["Each mask dimension (aligned from the right) must equal the input's, or be 1."],
-                    [input.stack_info, mask.stack_info])
+        raise_error(
+            f"tripy.masked_fill: the mask (shape {list(mask_shape)}) does not broadcast to the shape "
+            f"of the input ({list(in_shape)}).",
+            info,
+            ["Each mask dimension (aligned from the right) must equal the input's, or be 1."],
+            [input.stack_info, mask.stack_info],
+        )
     if isinstance(value, Tensor):
         if value.rank != 0:
-            raise_error(f"tripy.masked_fill: value must be a number or a rank-0 tensor, but got a tensor of shape "
-                        f"{list(value.trace_tensor.shape)}.", info)
+            raise_error(
+                f"tripy.masked_fill: value must be a number or a rank-0 tensor, but got a tensor of shape "
+                f"{list(value.trace_tensor.shape)}.",
+                info,
+            )
         fill = cast(value, input.dtype)
     elif isinstance(value, (bool, int, float, np.number, np.bool_)):
         if input.dtype.is_integer and isinstance(value, (float, np.floating)) and not math.isfinite(value):

@@ -6,8 +6,11 @@ from tripy_frontend.ops.reduce import reduce
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": NUMERIC_TYPES},
+)
 def max(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (an int, a sequence of ints, or None for all dims). With keepdim=True the
     reduced dims stay, with size 1. NaN propagates (as in NumPy). Reducing over a dim of size 0 raises, as in

@@ -7,8 +7,11 @@ from tripy_frontend.tensor import Tensor
 from tripy_trace.ops.binary_elementwise import Kind
 
 
-@public_api(document_under="ops_elementwise",
-            dtype_constraints={"lhs": "T1", "rhs": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(
+    document_under="ops_elementwise",
+    dtype_constraints={"lhs": "T1", "rhs": "T1", RETURN: "T1"},
+    dtype_variables={"T1": NUMERIC_TYPES},
+)
 def maximum(lhs: Any, rhs: Any) -> Tensor:
     """Elementwise maximum of two tensors (or a tensor and a Python number), with NumPy broadcasting.
 

@@ -8,8 +8,11 @@ from tripy_frontend.tensor import Tensor
 from tripy_frontend.ops.cast import cast
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def mean(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False) -> Tensor:
     """Arithmetic mean over `dim` (an int, a sequence of ints, or None for all dims). Floating-point
     inputs only (as in PyTorch); cast integers first.

@@ -6,8 +6,11 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"vec1": "T1", "vec2": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(
+    document_under="ops_shape",
+    dtype_constraints={"vec1": "T1", "vec2": "T1", RETURN: "T1"},
+    dtype_variables={"T1": NUMERIC_TYPES},
+)
 def outer(vec1: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-D tensors: ``out[i, j] = vec1[i] * vec2[j]``.
 
@@ -25,6 +28,7 @@ def outer(vec1: Tensor, vec2: Tensor) -> Tensor:
     """
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v.rank != 1:
-            raise_error(f"tripy.outer: {name} must be 1-D, but it has rank {v.rank}.", _stack.capture(), [],
-                        [v.stack_info])
+            raise_error(
+                f"tripy.outer: {name} must be 1-D, but it has rank {v.rank}.", _stack.capture(), [], [v.stack_info]
+            )
     return reshape(vec1, (vec1.shape[0], 1)) * reshape(vec2, (1, vec2.shape[0]))

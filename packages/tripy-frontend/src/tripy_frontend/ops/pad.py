@@ -19,10 +19,12 @@ from tripy_frontend.ops.minimum import minimum
 from tripy_frontend.ops.where import where
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
-def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
-        value: Union[int, float, bool] = 0) -> Tensor:
+@public_api(
+    document_under="ops_shape", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES}
+)
+def pad(
+    input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant", value: Union[int, float, bool] = 0
+) -> Tensor:
     """Pad a tensor: with a constant value, or with its own elements.
 
     Args:
@@ -49,16 +51,28 @@ def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
     """
     what = "tripy.pad"
     if mode not in ("constant", *_INDEX_MODES):
-        raise_error(f"{what}: unsupported padding mode {mode!r}.", _stack.capture(),
-                    ["Supported modes: 'constant', " + ", ".join(repr(m) for m in _INDEX_MODES) + "."])
-    if isinstance(pad, Tensor) or not isinstance(pad, Sequence) or not all(
-            isinstance(p, Sequence) and not isinstance(p, Tensor) and len(p) == 2 for p in pad):
-        raise_error(f"{what}: `pad` must be a sequence of (before, after) pairs, one per dim, but got {pad!r}.",
-                    _stack.capture())
+        raise_error(
+            f"{what}: unsupported padding mode {mode!r}.",
+            _stack.capture(),
+            ["Supported modes: 'constant', " + ", ".join(repr(m) for m in _INDEX_MODES) + "."],
+        )
+    if (
+        isinstance(pad, Tensor)
+        or not isinstance(pad, Sequence)
+        or not all(isinstance(p, Sequence) and not isinstance(p, Tensor) and len(p) == 2 for p in pad)
+    ):
+        raise_error(
+            f"{what}: `pad` must be a sequence of (before, after) pairs, one per dim, but got {pad!r}.",
+            _stack.capture(),
+        )
     if len(pad) != input.rank:
-        raise_error(f"{what}: `pad` must have one (before, after) pair per dim of the input, which has rank "
-                    f"{input.rank} (shape {list(input.trace_tensor.shape)}), but got {len(pad)} pair(s).",
-                    _stack.capture(), [], [input.stack_info])
+        raise_error(
+            f"{what}: `pad` must have one (before, after) pair per dim of the input, which has rank "
+            f"{input.rank} (shape {list(input.trace_tensor.shape)}), but got {len(pad)} pair(s).",
+            _stack.capture(),
+            [],
+            [input.stack_info],
+        )
     low, low_t = _amounts([p[0] for p in pad], what)
     high, high_t = _amounts([p[1] for p in pad], what)
     if mode != "constant":
@@ -66,8 +80,10 @@ def pad(input: Tensor, pad: Sequence[Sequence[Any]], mode: str = "constant",
     value_t = _pad_value(value, input, what)
     inputs = [input, value_t]
     if low_t is not None or high_t is not None:
-        inputs += [low_t if low_t is not None else constant(list(low), dtypes.int32),
-                   high_t if high_t is not None else constant(list(high), dtypes.int32)]
+        inputs += [
+            low_t if low_t is not None else constant(list(low), dtypes.int32),
+            high_t if high_t is not None else constant(list(high), dtypes.int32),
+        ]
     return Tensor._from_op(Pad, inputs, low=low, high=high)
 
 
@@ -85,16 +101,25 @@ def _pad_from_input(input: Tensor, low: Any, high: Any, mode: str, what: str) ->
         if lo == 0 and hi == 0:
             continue
         if lo is None or hi is None or lo < 0 or hi < 0:
-            raise_error(f"{what}: mode={mode!r} needs static, non-negative padding amounts, but dim {d} has padding "
-                        f"({'?' if lo is None else lo}, {'?' if hi is None else hi}).", _stack.capture())
+            raise_error(
+                f"{what}: mode={mode!r} needs static, non-negative padding amounts, but dim {d} has padding "
+                f"({'?' if lo is None else lo}, {'?' if hi is None else hi}).",
+                _stack.capture(),
+            )
         n = shape[d]
         if n < 0:  # (a size known at run time only: the positions are computed in the program)
             out = gather(out, d, _run_time_positions(input.shape[d], lo, hi, mode))
             continue
         if n == 0 or (mode == "reflect" and max(lo, hi) >= n):
-            raise_error(f"{what}: mode={mode!r} cannot pad dim {d} of size {n} by ({lo}, {hi}).", _stack.capture(),
-                        ["'reflect' padding must be smaller than the size of the dim (as in PyTorch); "
-                         "every mode needs a non-empty dim."], [input.stack_info])
+            raise_error(
+                f"{what}: mode={mode!r} cannot pad dim {d} of size {n} by ({lo}, {hi}).",
+                _stack.capture(),
+                [
+                    "'reflect' padding must be smaller than the size of the dim (as in PyTorch); "
+                    "every mode needs a non-empty dim."
+                ],
+                [input.stack_info],
+            )
         index = np.pad(np.arange(n, dtype=np.int32), (lo, hi), mode=_INDEX_MODES[mode])  # type: ignore[call-overload]
         out = gather(out, d, constant(index, dtypes.int32, input.device))
     return out
@@ -119,8 +144,9 @@ def _amounts(values: List[Any], what: str) -> Any:
 
     for v in values:
         if not isinstance(v, (int, np.integer, DimensionSize)) or isinstance(v, (bool, np.bool_)):
-            raise_error(f"{what}: padding amounts must be ints or DimensionSizes, but got {type(v).__name__}.",
-                        _stack.capture())
+            raise_error(
+                f"{what}: padding amounts must be ints or DimensionSizes, but got {type(v).__name__}.", _stack.capture()
+            )
     static = tuple(static_value(v) if isinstance(v, DimensionSize) else int(v) for v in values)
     if None not in static:
         return static, None
@@ -134,9 +160,14 @@ def _pad_value(value: Any, input: Tensor, what: str) -> Tensor:
         raise_error(f"{what}: value must be a Python number, but got {type(value).__name__}.", _stack.capture())
     if dt is dtypes.bool:
         if value not in (0, 1):
-            raise_error(f"{what}: cannot pad a bool tensor with {value!r}.", _stack.capture(), ["Use 0/1 or False/True."])
+            raise_error(
+                f"{what}: cannot pad a bool tensor with {value!r}.", _stack.capture(), ["Use 0/1 or False/True."]
+            )
         return constant(bool(value), dt, input.device)
     if not dt.is_floating and float(value) != int(value):
-        raise_error(f"{what}: cannot pad a {dt} tensor with the non-integer value {value!r}.", _stack.capture(),
-                    ["Cast the tensor to a floating-point dtype first with tripy.cast()."])
+        raise_error(
+            f"{what}: cannot pad a {dt} tensor with the non-integer value {value!r}.",
+            _stack.capture(),
+            ["Cast the tensor to a floating-point dtype first with tripy.cast()."],
+        )
     return constant(value, dt, input.device)

@@ -9,8 +9,14 @@ from tripy_frontend.tensor import Tensor
 
 
 @public_api(document_under="configuration")
-def plugin(name: str, inputs: Sequence[Tensor], output_info: Optional[List[Tuple[int, dtypes.dtype]]] = None,
-           version: str = "1", namespace: str = "", **kwargs: Any) -> Any:
+def plugin(
+    name: str,
+    inputs: Sequence[Tensor],
+    output_info: Optional[List[Tuple[int, dtypes.dtype]]] = None,
+    version: str = "1",
+    namespace: str = "",
+    **kwargs: Any,
+) -> Any:
     """Call a TensorRT plugin (nvtripy's signature).
 
     A TensorRT plugin is a kernel registered with TensorRT's plugin registry; it runs only inside a TensorRT
@@ -38,9 +44,18 @@ def plugin(name: str, inputs: Sequence[Tensor], output_info: Optional[List[Tuple
     where = _stack.capture()
     backend = gpu_backend()
     if backend != "tensorrt":
-        raise_error(f"tripy.plugin('{name}'): a TensorRT plugin runs only inside a TensorRT engine, and this "
-                    f"machine has {'no TensorRT GPU backend' if backend is None else 'XLA:GPU, not MLIR-TensorRT'}.",
-                    where, [f"It needs an NVIDIA GPU with MLIR-TensorRT: {install_command('tensorrt')} (CUDA 13, "
-                            "TensorRT 10). Or write the computation with tripy operations, which run everywhere."])
-    raise_error(f"tripy.plugin('{name}'): calling TensorRT plugins is not supported by tripy yet, even with the "
-                "MLIR-TensorRT backend.", where, ["Write the computation with tripy operations."])
+        raise_error(
+            f"tripy.plugin('{name}'): a TensorRT plugin runs only inside a TensorRT engine, and this "
+            f"machine has {'no TensorRT GPU backend' if backend is None else 'XLA:GPU, not MLIR-TensorRT'}.",
+            where,
+            [
+                f"It needs an NVIDIA GPU with MLIR-TensorRT: {install_command('tensorrt')} (CUDA 13, "
+                "TensorRT 10). Or write the computation with tripy operations, which run everywhere."
+            ],
+        )
+    raise_error(
+        f"tripy.plugin('{name}'): calling TensorRT plugins is not supported by tripy yet, even with the "
+        "MLIR-TensorRT backend.",
+        where,
+        ["Write the computation with tripy operations."],
+    )

@@ -22,44 +22,63 @@ QUANTIZED_TYPES = (dtypes.int4, dtypes.int8, dtypes.float8)
 _RANGE = {dtypes.int4: (-8.0, 7.0), dtypes.int8: (-128.0, 127.0), dtypes.float8: (-448.0, 448.0)}
 
 
-def scale_operand(input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Optional[int], what: str,
-                  quantized: dtypes.dtype) -> Tensor:
+def scale_operand(
+    input: Tensor, scale: Any, scale_dtype: dtypes.dtype, dim: Optional[int], what: str, quantized: dtypes.dtype
+) -> Tensor:
     """The scale as a tensor that broadcasts against `input`: rank 0 per tensor, the channel dim's values
     placed at `dim` (size 1 elsewhere) per channel, or (int4 only) a ``[blocks, D1]`` scale expanded to the
     ``[D0, D1]`` input block-wise. (The dtype of a scale tensor is declared by each op and checked at the call.)"""
     info = _stack.capture()
     if isinstance(scale, Tensor):
         if not isinstance(scale.trace_tensor.producer, Storage):  # as nvtripy 0.1.7 refuses it
-            raise_error(f"{what}: the scale must be a constant: a tensor that holds data (tp.Tensor(...), a module "
-                        "parameter, an evaluated tensor), a number or a sequence of numbers; this one is computed "
-                        "by operations that have not run.", info,
-                        ["Evaluate the scale first (scale.eval()), or pass its value. Inside tp.compile a scale "
-                         "cannot depend on a runtime input."], [scale.stack_info])
+            raise_error(
+                f"{what}: the scale must be a constant: a tensor that holds data (tp.Tensor(...), a module "
+                "parameter, an evaluated tensor), a number or a sequence of numbers; this one is computed "
+                "by operations that have not run.",
+                info,
+                [
+                    "Evaluate the scale first (scale.eval()), or pass its value. Inside tp.compile a scale "
+                    "cannot depend on a runtime input."
+                ],
+                [scale.stack_info],
+            )
         scale_t = scale
     elif isinstance(scale, NUMBER_TYPES):
         scale_t = constant(scale, scale_dtype, input.device)
-    elif isinstance(scale, Sequence) and (all(isinstance(s, NUMBER_TYPES) for s in scale) or all(
-            isinstance(r, Sequence) and all(isinstance(s, NUMBER_TYPES) for s in r) for r in scale)):
+    elif isinstance(scale, Sequence) and (
+        all(isinstance(s, NUMBER_TYPES) for s in scale)
+        or all(isinstance(r, Sequence) and all(isinstance(s, NUMBER_TYPES) for s in r) for r in scale)
+    ):
         scale_t = Tensor(np.array(scale, dtype=np.float32), dtype=scale_dtype, device=input.device)
     else:
-        raise_error(f"{what}: scale must be a tensor, a number or a sequence of numbers, not "
-                    f"{type(scale).__name__}.", info)
+        raise_error(
+            f"{what}: scale must be a tensor, a number or a sequence of numbers, not {type(scale).__name__}.", info
+        )
     if dim is None and scale_t.rank == 2:
         return _block_scale(input, scale_t, quantized, what, info)
     if dim is None:
         if scale_t.rank != 0:
-            raise_error(f"{what}: per-tensor scaling (dim=None) needs a scalar scale, but the scale has shape "
-                        f"{list(scale_t.trace_tensor.shape)}.", info,
-                        ["Pass dim=<channel dim> for per-channel scaling with a 1-D scale."])
+            raise_error(
+                f"{what}: per-tensor scaling (dim=None) needs a scalar scale, but the scale has shape "
+                f"{list(scale_t.trace_tensor.shape)}.",
+                info,
+                ["Pass dim=<channel dim> for per-channel scaling with a 1-D scale."],
+            )
         return scale_t
     d = normalize_dim(dim, input.rank, what)
     if input.rank == 0 or scale_t.rank != 1:
-        raise_error(f"{what}: per-channel scaling (dim={dim}) needs a 1-D scale and an input of rank >= 1, but the "
-                    f"scale has shape {list(scale_t.trace_tensor.shape)} and the input has rank {input.rank}.", info)
+        raise_error(
+            f"{what}: per-channel scaling (dim={dim}) needs a 1-D scale and an input of rank >= 1, but the "
+            f"scale has shape {list(scale_t.trace_tensor.shape)} and the input has rank {input.rank}.",
+            info,
+        )
     channels, size = input.trace_tensor.shape[d], scale_t.trace_tensor.shape[0]
     if channels >= 0 and size >= 0 and channels != size:
-        raise_error(f"{what}: the scale has {size} values, but dim {d} of the input has size {channels}.", info,
-                    ["Per-channel scaling needs one scale per channel."])
+        raise_error(
+            f"{what}: the scale has {size} values, but dim {d} of the input has size {channels}.",
+            info,
+            ["Per-channel scaling needs one scale per channel."],
+        )
     return reshape(scale_t, tuple(scale_t.shape[0] if i == d else 1 for i in range(input.rank)))
 
 
@@ -68,17 +87,29 @@ def _block_scale(input: Tensor, scale: Tensor, quantized: dtypes.dtype, what: st
     share scale row i (nvtripy's block-wise int4 quantization)."""
 
     shape, blocks = input.trace_tensor.shape, scale.trace_tensor.shape
-    if quantized is not dtypes.int4 or input.rank != 2 or shape[0] < 0 or blocks[0] <= 0 or shape[0] % blocks[0] \
-            or blocks[1] != shape[1]:
-        raise_error(f"{what}: block-wise scaling (a 2-D scale) needs dtype int4, a 2-D input [D0, D1] and a scale "
-                    f"[blocks, D1] whose blocks divide D0, but got dtype {quantized}, an input of shape {list(shape)} "
-                    f"and a scale of shape {list(blocks)}.", info)
+    if (
+        quantized is not dtypes.int4
+        or input.rank != 2
+        or shape[0] < 0
+        or blocks[0] <= 0
+        or shape[0] % blocks[0]
+        or blocks[1] != shape[1]
+    ):
+        raise_error(
+            f"{what}: block-wise scaling (a 2-D scale) needs dtype int4, a 2-D input [D0, D1] and a scale "
+            f"[blocks, D1] whose blocks divide D0, but got dtype {quantized}, an input of shape {list(shape)} "
+            f"and a scale of shape {list(blocks)}.",
+            info,
+        )
     rows = shape[0] // blocks[0]
     return reshape(expand(reshape(scale, (blocks[0], 1, blocks[1])), (blocks[0], rows, blocks[1])), tuple(shape))
 
 
-@public_api(document_under="ops_types", dtype_constraints={"input": "T1", "scale": "T1", "dtype": "T2", RETURN: "T2"},
-            dtype_variables={"T1": FLOAT_TYPES, "T2": QUANTIZED_TYPES})
+@public_api(
+    document_under="ops_types",
+    dtype_constraints={"input": "T1", "scale": "T1", "dtype": "T2", RETURN: "T2"},
+    dtype_variables={"T1": FLOAT_TYPES, "T2": QUANTIZED_TYPES},
+)
 def quantize(input: Tensor, scale: Any, dtype: dtypes.dtype, dim: Optional[int] = None) -> Tensor:
     """Quantize `input` to `dtype` (``tp.int4``, ``tp.int8`` or ``tp.float8``): ``convert(clamp(x / scale))``,
     with integer values rounded half to even first. Values outside the range of `dtype` saturate (int4:

@@ -4,8 +4,11 @@ from tripy_frontend.ops.maximum import maximum
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_activations",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": NUMERIC_TYPES})
+@public_api(
+    document_under="ops_activations",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": NUMERIC_TYPES},
+)
 def relu(input: Tensor) -> Tensor:
     r"""Rectified linear unit, :math:`\max(x, 0)`, elementwise. NaN stays NaN (as in PyTorch).
 

@@ -10,8 +10,9 @@ from tripy_frontend.ops.unsqueeze import unsqueeze
 from tripy_frontend.tensor import DimensionSize, Tensor
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(
+    document_under="ops_shape", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES}
+)
 def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
     """Repeat each element `repeats` times, one copy after another, along `dim` (like ``numpy.repeat``
     with an int `repeats`).
@@ -29,8 +30,10 @@ def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
     """
 
     if not isinstance(repeats, (int, DimensionSize)) or isinstance(repeats, bool):
-        raise_error(f"tripy.repeat: repeats must be an int or a DimensionSize, but got {type(repeats).__name__}.",
-                    _stack.capture())
+        raise_error(
+            f"tripy.repeat: repeats must be an int or a DimensionSize, but got {type(repeats).__name__}.",
+            _stack.capture(),
+        )
     if isinstance(repeats, int) and repeats < 0:
         raise_error(f"tripy.repeat: repeats must be non-negative, but got {repeats}.", _stack.capture())
     dim = normalize_dim(dim, input.rank, "tripy.repeat")
@@ -38,5 +41,5 @@ def repeat(input: Tensor, repeats: Any, dim: int) -> Tensor:
         raise_error("tripy.repeat: the input must have at least one dim.", _stack.capture())
     # [a, b] -> [[a], [b]] -> [[a, a], [b, b]] -> [a, a, b, b]
     shape = input.shape
-    copies = expand(unsqueeze(input, dim + 1), shape[:dim + 1] + (repeats,) + shape[dim + 1:])
-    return reshape(copies, shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1:])
+    copies = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
+    return reshape(copies, shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :])

@@ -37,8 +37,12 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
             known_ints = [int(d) for d in known]
             total, part = math.prod(in_shape), math.prod(known_ints)
             if part == 0 or total % part:
-                raise_error(f"tripy.reshape: cannot reshape a tensor of shape {list(in_shape)} ({total} elements) "
-                            f"to {shape}.", _stack.capture(), [], [input.stack_info])
+                raise_error(
+                    f"tripy.reshape: cannot reshape a tensor of shape {list(in_shape)} ({total} elements) to {shape}.",
+                    _stack.capture(),
+                    [],
+                    [input.stack_info],
+                )
             shape[infer[0]] = total // part
         else:
             volume: Any = 1
@@ -50,8 +54,12 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
             shape[infer[0]] = volume // part
     static, shape_tensor = shape_arg(shape, "tripy.reshape")
     if DYNAMIC not in in_shape and DYNAMIC not in static and math.prod(in_shape) != math.prod(static):
-        raise_error(f"tripy.reshape: cannot reshape a tensor of shape {list(in_shape)} ({math.prod(in_shape)} elements) "
-                    f"to {list(static)} ({math.prod(static)} elements).", _stack.capture(),
-                    ["The number of elements must stay the same."], [input.stack_info])
+        raise_error(
+            f"tripy.reshape: cannot reshape a tensor of shape {list(in_shape)} ({math.prod(in_shape)} elements) "
+            f"to {list(static)} ({math.prod(static)} elements).",
+            _stack.capture(),
+            ["The number of elements must stay the same."],
+            [input.stack_info],
+        )
     inputs = [input] + ([shape_tensor] if shape_tensor is not None else [])
     return Tensor._from_op(Reshape, inputs, shape=static)

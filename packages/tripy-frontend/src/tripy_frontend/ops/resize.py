@@ -12,8 +12,16 @@ _MODES = ("cubic", "linear", "nearest")
 
 
 @public_api(document_under="ops_nn", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
-def resize(input: Tensor, shape_or_scales: Any = None, /, mode: str = "linear", align_corners: bool = False, *,
-           output_shape: Optional[Sequence[Any]] = None, scales: Optional[Sequence[float]] = None) -> Tensor:
+def resize(
+    input: Tensor,
+    shape_or_scales: Any = None,
+    /,
+    mode: str = "linear",
+    align_corners: bool = False,
+    *,
+    output_shape: Optional[Sequence[Any]] = None,
+    scales: Optional[Sequence[float]] = None,
+) -> Tensor:
     r"""Resize (interpolate) a tensor to a new shape, given as `output_shape` or as `scales`.
 
     As in nvtripy, the second argument is the output shape when it holds ints (or DimensionSizes) and
@@ -58,18 +66,31 @@ def resize(input: Tensor, shape_or_scales: Any = None, /, mode: str = "linear", 
     if output_shape is not None:
         static, shape_tensor = shape_arg(output_shape, _WHAT)
         if len(static) != rank:
-            raise_error(f"{_WHAT}: output_shape {list(static)} must have one entry per dim of the input, which has "
-                        f"shape {list(input.trace_tensor.shape)}.", _stack.capture(), [], [input.stack_info])
+            raise_error(
+                f"{_WHAT}: output_shape {list(static)} must have one entry per dim of the input, which has "
+                f"shape {list(input.trace_tensor.shape)}.",
+                _stack.capture(),
+                [],
+                [input.stack_info],
+            )
         scale_t = None
     else:
-        if isinstance(scales, Tensor) or not isinstance(scales, Sequence) or len(scales) != rank or not all(
-                isinstance(s, numbers.Real) and not isinstance(s, bool) and s > 0 for s in scales):
-            raise_error(f"{_WHAT}: scales must be a sequence of positive numbers, one per dim of the input (rank "
-                        f"{rank}), but got {scales!r}.", _stack.capture())
+        if (
+            isinstance(scales, Tensor)
+            or not isinstance(scales, Sequence)
+            or len(scales) != rank
+            or not all(isinstance(s, numbers.Real) and not isinstance(s, bool) and s > 0 for s in scales)
+        ):
+            raise_error(
+                f"{_WHAT}: scales must be a sequence of positive numbers, one per dim of the input (rank "
+                f"{rank}), but got {scales!r}.",
+                _stack.capture(),
+            )
         scale_t = tuple(float(s) for s in scales)
     inputs = [input] + ([shape_tensor] if shape_tensor is not None else [])
-    return Tensor._from_op(Resize, inputs, mode=mode, shape=tuple(static), scales=scale_t,
-                           align_corners=bool(align_corners))
+    return Tensor._from_op(
+        Resize, inputs, mode=mode, shape=tuple(static), scales=scale_t, align_corners=bool(align_corners)
+    )
 
 
 _WHAT = "tripy.resize"
@@ -83,8 +104,9 @@ def _arguments(shape_or_scales: Any, mode: str, output_shape: Any, scales: Any) 
         mode = shape_or_scales
     elif shape_or_scales is not None:
         if output_shape is not None or scales is not None:
-            raise_error(f"{_WHAT}: give the output shape or the scales once, positionally or by keyword.",
-                        _stack.capture())
+            raise_error(
+                f"{_WHAT}: give the output shape or the scales once, positionally or by keyword.", _stack.capture()
+            )
         if isinstance(shape_or_scales, Sequence) and any(isinstance(v, float) for v in shape_or_scales):
             scales = shape_or_scales
         else:
@@ -96,11 +118,20 @@ def _arguments(shape_or_scales: Any, mode: str, output_shape: Any, scales: Any) 
 
 def _check_mode(input: Tensor, mode: str, align_corners: bool) -> None:
     if mode not in _MODES:
-        raise_error(f"{_WHAT}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."])
+        raise_error(
+            f"{_WHAT}: unsupported mode {mode!r}.", _stack.capture(), [f"Supported modes: {', '.join(_MODES)}."]
+        )
     if align_corners and mode == "nearest":
         raise_error(f"{_WHAT}: align_corners can only be used with mode='linear' or 'cubic'.", _stack.capture())
     if mode != "nearest" and input.dtype not in FLOAT_TYPES:
         # Not part of the declaration, which cannot depend on the value of `mode`.
-        raise_error(f"{_WHAT} does not support dtype {input.dtype} for argument 'input' with mode={mode!r}.",
-                    _stack.capture(), [f"Supported dtypes with mode={mode!r}: " + ", ".join(d.name for d in FLOAT_TYPES)
-                                       + ". Use tripy.cast() to convert, or mode='nearest'."], [input.stack_info])
+        raise_error(
+            f"{_WHAT} does not support dtype {input.dtype} for argument 'input' with mode={mode!r}.",
+            _stack.capture(),
+            [
+                f"Supported dtypes with mode={mode!r}: "
+                + ", ".join(d.name for d in FLOAT_TYPES)
+                + ". Use tripy.cast() to convert, or mode='nearest'."
+            ],
+            [input.stack_info],
+        )

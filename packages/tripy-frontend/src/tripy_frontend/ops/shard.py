@@ -41,8 +41,12 @@ def shard(input: Tensor, sharding: Sharding) -> Tensor:
     shape = tuple(input.trace_tensor.shape)
     if _depends_on_runtime_inputs(input):  # inside a function being compiled: a constraint on the program
         if -1 in shape:
-            raise_error("tripy.shard: a tensor of a sharded program needs a static shape, but this one's is "
-                        f"{list(shape)}.", where, ["Sharded programs are compiled for one shape."], [input.stack_info])
+            raise_error(
+                f"tripy.shard: a tensor of a sharded program needs a static shape, but this one's is {list(shape)}.",
+                where,
+                ["Sharded programs are compiled for one shape."],
+                [input.stack_info],
+            )
         layout = sharding._layout(shape, "tripy.shard", where)
         return Tensor._from_op(ShardingConstraint, [input], layout=layout)  # type: ignore[no-any-return]
     if -1 in shape:
@@ -51,8 +55,9 @@ def shard(input: Tensor, sharding: Sharding) -> Tensor:
     data = np.array(memory.to_numpy(input._buffer()), copy=True)
     device = input.trace_tensor.device
     if layout.num_devices == 1:
-        op = Storage.build([], where, data=memory.to_device(data, device), shape=shape, dtype=input.dtype,
-                           device=device)
+        op = Storage.build(
+            [], where, data=memory.to_device(data, device), shape=shape, dtype=input.dtype, device=device
+        )
         return Tensor._from_trace_tensor(op.outputs[0])
     out = TraceTensor(None, where, shape, input.dtype, device)
     out.producer = ShardedStorage(out, memory.to_devices(data, layout, device), shape, input.dtype, device, layout)

@@ -5,8 +5,11 @@ from tripy_frontend.tensor import Tensor
 from tripy_flatir.ops.logistic import LogisticOp
 
 
-@public_api(document_under="ops_activations",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_activations",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def sigmoid(input: Tensor) -> Tensor:
     """Logistic sigmoid, 1/(1+exp(-x)), elementwise.
 

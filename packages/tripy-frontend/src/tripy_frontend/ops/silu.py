@@ -4,8 +4,11 @@ from tripy_frontend.ops.sigmoid import sigmoid
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_activations",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_activations",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def silu(input: Tensor) -> Tensor:
     r"""Sigmoid linear unit (swish), :math:`x \cdot \sigma(x)`, elementwise.
 

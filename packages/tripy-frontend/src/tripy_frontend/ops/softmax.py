@@ -9,8 +9,11 @@ from tripy_frontend.ops.sum import sum as _sum
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_activations",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
+@public_api(
+    document_under="ops_activations",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
 def softmax(input: Tensor, dim: Optional[int] = None) -> Tensor:
     r"""Softmax along `dim`: :math:`\text{softmax}(x_i) = \frac{e^{x_i}}{\sum_j e^{x_j}}`, so each slice
     along `dim` lies in [0, 1] and sums to 1. With ``dim=None`` it is taken over all elements together

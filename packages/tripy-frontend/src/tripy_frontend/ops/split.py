@@ -9,8 +9,9 @@ from tripy_frontend.tensor import DimensionSize, Tensor
 from tripy_frontend.types import IntLike
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES})
+@public_api(
+    document_under="ops_shape", dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": ALL_TYPES}
+)
 def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[IntLike]], dim: int = 0) -> Tuple[Tensor, ...]:
     """Split a tensor into pieces along `dim`.
 
@@ -63,16 +64,23 @@ def split(input: Tensor, num_split_or_sizes: Union[int, Sequence[IntLike]], dim:
             if not isinstance(s, (int, DimensionSize)) or isinstance(s, bool) or (isinstance(s, int) and s < 0):
                 raise_error(f"tripy.split: sizes must be non-negative ints, but got {sizes}.", _stack.capture())
         if static_size != DYNAMIC and all(isinstance(s, int) for s in sizes) and sum(sizes) != static_size:
-            raise_error(f"tripy.split: the sizes {sizes} add up to {sum(sizes)}, but dim {dim} of the input (shape "
-                        f"{list(input.trace_tensor.shape)}) has size {static_size}.", _stack.capture(),
-                        ["The sizes of the pieces must add up to the size of the dim."], [input.stack_info])
+            raise_error(
+                f"tripy.split: the sizes {sizes} add up to {sum(sizes)}, but dim {dim} of the input (shape "
+                f"{list(input.trace_tensor.shape)}) has size {static_size}.",
+                _stack.capture(),
+                ["The sizes of the pieces must add up to the size of the dim."],
+                [input.stack_info],
+            )
         bounds = []
         start = 0
         for s in sizes:
             bounds.append((start, start + s))
             start = start + s
     else:
-        raise_error(f"tripy.split: num_split_or_sizes must be an int or a sequence of ints, but got "
-                    f"{type(num_split_or_sizes).__name__}.", _stack.capture())
+        raise_error(
+            f"tripy.split: num_split_or_sizes must be an int or a sequence of ints, but got "
+            f"{type(num_split_or_sizes).__name__}.",
+            _stack.capture(),
+        )
     lead = (slice(None),) * dim
     return tuple(input[lead + (slice(lo, hi),)] for lo, hi in bounds)

@@ -34,7 +34,12 @@ def squeeze(input: Tensor, dims: Union[int, Sequence[int]]) -> Tensor:
     static = input.trace_tensor.shape
     bad = [d for d in dims_t if static[d] not in (1, DYNAMIC)]
     if bad:
-        raise_error(f"tripy.squeeze: only dims of size 1 can be removed, but dim {bad[0]} of the input (shape "
-                    f"{list(static)}) has size {static[bad[0]]}.", _stack.capture(), [], [input.stack_info])
+        raise_error(
+            f"tripy.squeeze: only dims of size 1 can be removed, but dim {bad[0]} of the input (shape "
+            f"{list(static)}) has size {static[bad[0]]}.",
+            _stack.capture(),
+            [],
+            [input.stack_info],
+        )
     shape = input.shape
     return reshape(input, [s for d, s in enumerate(shape) if d not in dims_t])

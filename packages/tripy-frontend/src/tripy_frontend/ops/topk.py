@@ -10,8 +10,11 @@ from tripy_frontend.ops.reshape import reshape
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions", dtype_constraints={"input": "T1", RETURN: ("T1", "T2")},
-            dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)})
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: ("T1", "T2")},
+    dtype_variables={"T1": NUMERIC_TYPES, "T2": (dtypes.int32,)},
+)
 def topk(input: Tensor, k: int, dim: int) -> Tuple[Tensor, Tensor]:
     """The `k` largest values along `dim`, largest first, and their indices (int32).
 

@@ -14,8 +14,12 @@ def triangle(tensor: Tensor, diagonal: int, lower: bool) -> Tensor:
     if not isinstance(diagonal, int) or isinstance(diagonal, bool):
         raise_error(f"{what}: diagonal must be an int, but got {type(diagonal).__name__}.", _stack.capture())
     if tensor.rank < 2:
-        raise_error(f"{what}: the input must have at least 2 dims, but it has rank {tensor.rank}.", _stack.capture(),
-                    ["The last two dims are the matrix; leading dims are a batch."], [tensor.stack_info])
+        raise_error(
+            f"{what}: the input must have at least 2 dims, but it has rank {tensor.rank}.",
+            _stack.capture(),
+            ["The last two dims are the matrix; leading dims are a batch."],
+            [tensor.stack_info],
+        )
     rows, cols = tensor.shape[-2], tensor.shape[-1]
     row = iota((rows, cols), dim=0, dtype=dtypes.int32)
     col = iota((rows, cols), dim=1, dtype=dtypes.int32)
@@ -24,8 +28,9 @@ def triangle(tensor: Tensor, diagonal: int, lower: bool) -> Tensor:
     return where(keep, tensor, constant(0, tensor.dtype, tensor.device))
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_shape", dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES}
+)
 def tril(tensor: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of each matrix in `tensor` (its last two dims; leading dims are a batch),
     with every element above the `diagonal`-th diagonal set to zero. ``diagonal=0`` is the main

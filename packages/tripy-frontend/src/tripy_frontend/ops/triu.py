@@ -4,8 +4,9 @@ from tripy_frontend.ops.tril import triangle
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_shape",
-            dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_shape", dtype_constraints={"tensor": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES}
+)
 def triu(tensor: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of each matrix in `tensor` (its last two dims; leading dims are a batch),
     with every element below the `diagonal`-th diagonal set to zero. ``diagonal=0`` is the main

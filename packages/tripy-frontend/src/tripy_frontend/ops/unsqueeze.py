@@ -24,8 +24,11 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise_error(f"tripy.unsqueeze: dim must be an int, but got {type(dim).__name__}.", _stack.capture())
     if not -(rank + 1) <= dim <= rank:
-        raise_error(f"tripy.unsqueeze: dim {dim} is out of range for a tensor of rank {rank}.", _stack.capture(),
-                    [f"Use a dim in [{-(rank + 1)}, {rank}]."])
+        raise_error(
+            f"tripy.unsqueeze: dim {dim} is out of range for a tensor of rank {rank}.",
+            _stack.capture(),
+            [f"Use a dim in [{-(rank + 1)}, {rank}]."],
+        )
     dim = dim % (rank + 1)
     shape = input.shape
     return reshape(input, shape[:dim] + (1,) + shape[dim:])

@@ -12,10 +12,14 @@ from tripy_frontend.ops.sum import sum as _sum
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_reductions",
-            dtype_constraints={"input": "T1", RETURN: "T1"}, dtype_variables={"T1": FLOAT_TYPES})
-def var(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False,
-        correction: int = 1) -> Tensor:
+@public_api(
+    document_under="ops_reductions",
+    dtype_constraints={"input": "T1", RETURN: "T1"},
+    dtype_variables={"T1": FLOAT_TYPES},
+)
+def var(
+    input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None, keepdim: bool = False, correction: int = 1
+) -> Tensor:
     r"""Variance over `dim` (an int, a sequence of ints, or None for all dims):
 
     :math:`\frac{1}{\max(0, N - \text{correction})} \sum_{i=1}^N (x_i - \bar{x})^2`

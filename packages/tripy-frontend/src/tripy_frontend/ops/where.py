@@ -9,9 +9,11 @@ from tripy_frontend.ops.common import ALL_TYPES, to_tensors
 from tripy_frontend.tensor import DimensionSize, Tensor
 
 
-@public_api(document_under="ops_elementwise",
-            dtype_constraints={"condition": "T2", "input": "T1", "other": "T1", RETURN: "T1"},
-            dtype_variables={"T1": ALL_TYPES, "T2": (dtypes.bool,)})
+@public_api(
+    document_under="ops_elementwise",
+    dtype_constraints={"condition": "T2", "input": "T1", "other": "T1", RETURN: "T1"},
+    dtype_variables={"T1": ALL_TYPES, "T2": (dtypes.bool,)},
+)
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other``, with NumPy broadcasting of all three.
 
@@ -35,8 +37,9 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         assert isinstance(size, tp.DimensionSize) and int(size) == 3
     """
     if not isinstance(condition, Tensor):
-        raise_error(f"tripy.where: condition must be a bool tripy.Tensor, but got {type(condition).__name__}.",
-                    _stack.capture())
+        raise_error(
+            f"tripy.where: condition must be a bool tripy.Tensor, but got {type(condition).__name__}.", _stack.capture()
+        )
     a, b = to_tensors(input, other, "tripy.where")
     out = Tensor._from_op(Where, [condition, a, b])
     if isinstance(input, DimensionSize) and isinstance(other, DimensionSize) and condition.rank == 0:

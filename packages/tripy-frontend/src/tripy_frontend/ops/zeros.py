@@ -7,8 +7,11 @@ from tripy_frontend.ops.full import full, full_like
 from tripy_frontend.tensor import Tensor
 
 
-@public_api(document_under="ops_creation",
-            dtype_constraints={"dtype": "T1", RETURN: "T1"}, dtype_variables={"T1": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_creation",
+    dtype_constraints={"dtype": "T1", RETURN: "T1"},
+    dtype_variables={"T1": CONSTANT_TYPES},
+)
 def zeros(shape: Sequence[Any], dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     """A tensor of zeros. Every dtype but ``tp.int4`` (tripy cannot lower an int4 constant yet).
 
@@ -19,8 +22,11 @@ def zeros(shape: Sequence[Any], dtype: dtypes.dtype = dtypes.float32) -> Tensor:
     return full(shape, 0, dtype)
 
 
-@public_api(document_under="ops_creation",
-            dtype_constraints={"input": "T1", "dtype": "T2"}, dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES})
+@public_api(
+    document_under="ops_creation",
+    dtype_constraints={"input": "T1", "dtype": "T2"},
+    dtype_variables={"T1": ALL_TYPES, "T2": CONSTANT_TYPES},
+)
 def zeros_like(input: Tensor, dtype: Optional[dtypes.dtype] = None) -> Tensor:
     """A tensor of zeros shaped like `input`. Every dtype but ``tp.int4`` (tripy cannot lower an int4 constant yet).
 

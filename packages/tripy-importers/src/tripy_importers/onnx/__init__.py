@@ -55,8 +55,9 @@ def from_onnx(model: Any, dims: Optional[Mapping[str, Sequence[int]]] = None) ->
     if isinstance(model, (str, os.PathLike)):
         model = onnx.load(os.fspath(model))
     elif not isinstance(model, onnx.ModelProto):
-        raise_error(f"tp.from_onnx expects a path or an onnx.ModelProto, but got {type(model).__name__}.",
-                    _stack.capture())
+        raise_error(
+            f"tp.from_onnx expects a path or an onnx.ModelProto, but got {type(model).__name__}.", _stack.capture()
+        )
     return _program.convert(onnx, model, dict(dims or {}))
 
 

@@ -129,8 +129,17 @@ class _Converter:
         op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
         if node.name in self.merges:
             self.refs[node.output[0]] = Ref(node.output[0])
-            self.steps.append(Step(node.output[0], "Reshape", _merge_trailing, (self.refs[node.input[0]],),
-                                   {"count": self.merges[node.name]}, None, f"node '{node.name}'"))
+            self.steps.append(
+                Step(
+                    node.output[0],
+                    "Reshape",
+                    _merge_trailing,
+                    (self.refs[node.input[0]],),
+                    {"count": self.merges[node.name]},
+                    None,
+                    f"node '{node.name}'",
+                )
+            )
             return
         try:
             if op == "Constant":
@@ -158,15 +167,16 @@ class _Converter:
         self.steps.append(Step(whole, op, call, args, attrs, None, where))
         for i, name in enumerate(outputs):
             if name:
-                self.steps.append(Step(name, op, operator.getitem, (Ref(whole), i), {},
-                                       self.result_dtypes([name]), where))
+                self.steps.append(
+                    Step(name, op, operator.getitem, (Ref(whole), i), {}, self.result_dtypes([name]), where)
+                )
 
 
 def _merge_trailing(x: Tensor, count: int) -> Tensor:
     """`x` with its last `count` dims merged into one."""
     if count == 1:
         return x
-    return _reshape.reshape(x, list(x.shape[:x.rank - count]) + [-1])
+    return _reshape.reshape(x, list(x.shape[: x.rank - count]) + [-1])
 
 
 def _trailing(shape: Optional[List[Optional[int]]], size: int) -> int:
@@ -200,9 +210,17 @@ def _flattened_gemms(converter: _Converter, nodes: Sequence[Any]) -> Dict[str, i
             continue
         count = _trailing(converter.shapes.get(node.input[0]), shape.values[1])
         gemms = consumers.get(node.output[0], [])
-        if count and gemms and all(g.op_type == "Gemm" and g.input[0] == node.output[0] and
-                         not any(a.name == "transA" and a.i for a in g.attribute) and
-                         all(c.op_type == "Reshape" for c in consumers.get(g.output[0], [None])) for g in gemms):
+        if (
+            count
+            and gemms
+            and all(
+                g.op_type == "Gemm"
+                and g.input[0] == node.output[0]
+                and not any(a.name == "transA" and a.i for a in g.attribute)
+                and all(c.op_type == "Reshape" for c in consumers.get(g.output[0], [None]))
+                for g in gemms
+            )
+        ):
             found[node.name] = count
     return found
 
@@ -225,15 +243,20 @@ def _named_dims(inputs: Sequence[Any], dims: Mapping[str, Any]) -> Dict[str, Nam
     symbols = _symbols(inputs)
     unknown = [name for name in dims if name not in symbols]
     if unknown:
-        raise_error(f"tp.from_onnx: dims names {unknown}, which the model's inputs do not use.", _stack.capture(),
-                    [f"The model's symbolic dims are: {symbols or 'none (every input is static)'}."])
+        raise_error(
+            f"tp.from_onnx: dims names {unknown}, which the model's inputs do not use.",
+            _stack.capture(),
+            [f"The model's symbolic dims are: {symbols or 'none (every input is static)'}."],
+        )
     named = {}
     for key in symbols:
         bounds = dims.get(key)
         if bounds is None:
             bounds = DEFAULT_RANGE
-            logger.info(f"tp.from_onnx: symbolic dim '{key}' has no range in `dims`; it gets (min, opt, max) = "
-                        f"{bounds}. Pass dims={{'{key}': (min, opt, max)}} to change it.")
+            logger.info(
+                f"tp.from_onnx: symbolic dim '{key}' has no range in `dims`; it gets (min, opt, max) = "
+                f"{bounds}. Pass dims={{'{key}': (min, opt, max)}} to change it."
+            )
         elif not isinstance(bounds, (tuple, list)) or len(bounds) != 3:
             raise_error(f"tp.from_onnx: dims['{key}'] must be (min, opt, max), but got {bounds!r}.", _stack.capture())
         named[key] = NamedDimension(key, *bounds)
@@ -255,13 +278,18 @@ def convert(onnx: Any, model: Any, dims: Mapping[str, Any]) -> ImportedModule:
     """The ONNX `model` (opset >= 17) as an ImportedModule."""
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
     if opset < MIN_OPSET:
-        raise_error(f"tp.from_onnx imports ONNX opset {MIN_OPSET} and newer, but this model uses opset {opset}.",
-                    _stack.capture(), ["Convert it first: onnx.version_converter.convert_version(model, 17)."])
+        raise_error(
+            f"tp.from_onnx imports ONNX opset {MIN_OPSET} and newer, but this model uses opset {opset}.",
+            _stack.capture(),
+            ["Convert it first: onnx.version_converter.convert_version(model, 17)."],
+        )
     try:
         model = onnx.shape_inference.infer_shapes(model)
     except Exception as e:  # (an operator it does not know: the dtypes the model records are used as they are)
-        logger.info(f"tp.from_onnx: ONNX shape inference failed ({str(e).strip().splitlines()[0]}); using the "
-                    "types the model records.")
+        logger.info(
+            f"tp.from_onnx: ONNX shape inference failed ({str(e).strip().splitlines()[0]}); using the "
+            "types the model records."
+        )
     graph = model.graph
     converter = _Converter(onnx, graph)
     for init in graph.initializer:

@@ -60,8 +60,11 @@ def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shape
     dim_names: Dict[Tuple[int, int], str] = {}
     if isinstance(program, torch.nn.Module):
         if args is None:
-            raise_error("tp.from_torch: a torch.nn.Module needs example inputs to export it.", _stack.capture(),
-                        ["Call tp.from_torch(module, args=(example_input, ...), dynamic_shapes=...)."])
+            raise_error(
+                "tp.from_torch: a torch.nn.Module needs example inputs to export it.",
+                _stack.capture(),
+                ["Call tp.from_torch(module, args=(example_input, ...), dynamic_shapes=...)."],
+            )
         example_sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else () for a in args]
         dim_names = _dim_names(dynamic_shapes)
         started = time.perf_counter()
@@ -69,8 +72,11 @@ def from_torch(program: Any, args: Optional[Sequence[Any]] = None, dynamic_shape
         program = torch.export.export(program, tuple(args), dynamic_shapes=dynamic_shapes)
         logger.info(f"tp.from_torch: exported in {time.perf_counter() - started:.1f} s")
     elif not isinstance(program, torch.export.ExportedProgram):
-        raise_error(f"tp.from_torch expects a torch.export.ExportedProgram or a torch.nn.Module, but got "
-                    f"{type(program).__name__}.", _stack.capture())
+        raise_error(
+            f"tp.from_torch expects a torch.export.ExportedProgram or a torch.nn.Module, but got "
+            f"{type(program).__name__}.",
+            _stack.capture(),
+        )
     elif getattr(program, "example_inputs", None):
         flat = torch.utils._pytree.tree_leaves(program.example_inputs)
         example_sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else () for a in flat]
@@ -86,7 +92,7 @@ def _dim_names(dynamic_shapes: Any) -> Dict[Tuple[int, int], str]:
     names: Dict[Tuple[int, int], str] = {}
     if isinstance(dynamic_shapes, (list, tuple)):
         for i, spec in enumerate(dynamic_shapes):
-            for d, dim in (spec.items() if isinstance(spec, dict) else enumerate(spec or ())):
+            for d, dim in spec.items() if isinstance(spec, dict) else enumerate(spec or ()):
                 if getattr(dim, "__name__", None):
                     names[(i, d)] = dim.__name__
     return names

@@ -24,15 +24,27 @@ from tripy_importers.torch.ops import registry
 # The range a dynamic dim declared without an upper bound (torch.export's `Dim("b")`) gets, and its floor.
 DEFAULT_MAX = 4096
 
-_NO_OP = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
-          "aten._assert_async.msg", "aten.sym_constrain_range.default"}
+_NO_OP = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    "aten.sym_constrain_range_for_size.default",
+    "aten._assert_async.msg",
+    "aten.sym_constrain_range.default",
+}
 
 
 def _dtype(torch: Any, torch_dtype: Any) -> dtypes.dtype:
-    table = {torch.float32: dtypes.float32, torch.float16: dtypes.float16, torch.bfloat16: dtypes.bfloat16,
-             torch.int32: dtypes.int32, torch.int64: dtypes.int64, torch.int8: dtypes.int8, torch.bool: dtypes.bool,
-             # tripy has no float64: PyTorch's (rare in models: constants, masks) computes in float32.
-             torch.float64: dtypes.float32}
+    table = {
+        torch.float32: dtypes.float32,
+        torch.float16: dtypes.float16,
+        torch.bfloat16: dtypes.bfloat16,
+        torch.int32: dtypes.int32,
+        torch.int64: dtypes.int64,
+        torch.int8: dtypes.int8,
+        torch.bool: dtypes.bool,
+        # tripy has no float64: PyTorch's (rare in models: constants, masks) computes in float32.
+        torch.float64: dtypes.float32,
+    }
     found = table.get(torch_dtype)
     if found is None:
         raise ValueError(f"dtype {torch_dtype}")
@@ -181,8 +193,13 @@ def to_tripy(torch: Any, value: Any) -> Tensor:
     return shared_tensor(value)
 
 
-def _input_infos(torch: Any, program: Any, names: List[str], example_sizes: Optional[List[Sequence[int]]],
-                 dim_names: Dict[Tuple[int, int], str]) -> List[InputInfo]:
+def _input_infos(
+    torch: Any,
+    program: Any,
+    names: List[str],
+    example_sizes: Optional[List[Sequence[int]]],
+    dim_names: Dict[Tuple[int, int], str],
+) -> List[InputInfo]:
     """One InputInfo per user input: each symbol of the export a tp.NamedDimension with its declared bounds, named
     as the user named its torch.export.Dim where known (`dim_names`: (input, dim) -> name), else `input.dim`."""
     nodes = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
@@ -222,14 +239,17 @@ def _named_dim(program: Any, symbol: Any, key: str, hint: Any) -> NamedDimension
     hi_finite = upper is not None
     hi = upper if upper is not None else max(DEFAULT_MAX, lo)
     if not hi_finite:
-        logger.info(f"tp.from_torch: dynamic dim '{key}' has no upper bound; it gets the range [{lo}, {hi}]. "
-                    "Give its torch.export.Dim a max=... to change it.")
+        logger.info(
+            f"tp.from_torch: dynamic dim '{key}' has no upper bound; it gets the range [{lo}, {hi}]. "
+            "Give its torch.export.Dim a max=... to change it."
+        )
     opt = int(hint) if isinstance(hint, int) or (hint is not None and str(hint).isdigit()) else lo
     return NamedDimension(key, lo, min(max(opt, lo), hi), hi)
 
 
-def convert(torch: Any, program: Any, example_sizes: Optional[List[Sequence[int]]],
-            dim_names: Dict[Tuple[int, int], str]) -> ImportedModule:
+def convert(
+    torch: Any, program: Any, example_sizes: Optional[List[Sequence[int]]], dim_names: Dict[Tuple[int, int], str]
+) -> ImportedModule:
     """The decomposed `program` as an ImportedModule."""
     state, placeholders, user_inputs = _state(torch, program)
     converter = _Converter(torch, program)
@@ -253,4 +273,3 @@ def _user_outputs(torch: Any, program: Any, values: Sequence[Any]) -> List[Any]:
     kinds = torch.export.graph_signature.OutputKind
     specs = program.graph_signature.output_specs
     return [v for v, spec in zip(values, specs) if spec.kind == kinds.USER_OUTPUT]
-

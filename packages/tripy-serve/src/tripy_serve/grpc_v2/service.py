@@ -25,8 +25,11 @@ from tripy_serve.repository import ModelStore, check_repository_parameters
 log = logging.getLogger("tripy.serve")
 
 SERVICE = "inference.GRPCInferenceService"
-STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 404: grpc.StatusCode.NOT_FOUND,
-          413: grpc.StatusCode.RESOURCE_EXHAUSTED}
+STATUS = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
+    404: grpc.StatusCode.NOT_FOUND,
+    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
 
 
 class InferenceService:
@@ -51,11 +54,16 @@ class InferenceService:
     async def ModelMetadata(self, request: Any, context: Any) -> Any:
         m = self.store.get(request.name, request.version)
         meta = metadata(request.name, m.exe, m.parameters())
-        tensors = {kind: [pb.ModelMetadataResponse.TensorMetadata(name=t["name"], datatype=t["datatype"],
-                                                                  shape=t["shape"]) for t in meta[kind]]
-                   for kind in ("inputs", "outputs")}
-        return pb.ModelMetadataResponse(name=request.name, versions=meta["versions"], platform=meta["platform"],
-                                        **tensors)
+        tensors = {
+            kind: [
+                pb.ModelMetadataResponse.TensorMetadata(name=t["name"], datatype=t["datatype"], shape=t["shape"])
+                for t in meta[kind]
+            ]
+            for kind in ("inputs", "outputs")
+        }
+        return pb.ModelMetadataResponse(
+            name=request.name, versions=meta["versions"], platform=meta["platform"], **tensors
+        )
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:
         m = self.store.get(request.model_name, request.model_version)
@@ -74,16 +82,25 @@ class InferenceService:
         stats = []
         for name in names:
             s = self.store.get(name).stats
-            batches = [pb.InferBatchStatistics(batch_size=n, compute_infer=pb.StatisticDuration(count=c))
-                       for n, c in sorted(s.batch_sizes.items())]
-            stats.append(pb.ModelStatistics(name=name, version="1", inference_count=s.inference_count,
-                                            execution_count=s.execution_count, batch_stats=batches))
+            batches = [
+                pb.InferBatchStatistics(batch_size=n, compute_infer=pb.StatisticDuration(count=c))
+                for n, c in sorted(s.batch_sizes.items())
+            ]
+            stats.append(
+                pb.ModelStatistics(
+                    name=name,
+                    version="1",
+                    inference_count=s.inference_count,
+                    execution_count=s.execution_count,
+                    batch_stats=batches,
+                )
+            )
         return pb.ModelStatisticsResponse(model_stats=stats)
 
-
     async def RepositoryIndex(self, request: Any, context: Any) -> Any:
-        return pb.RepositoryIndexResponse(models=[
-            pb.RepositoryIndexResponse.ModelIndex(**e.to_json()) for e in self.store.index(request.ready)])
+        return pb.RepositoryIndexResponse(
+            models=[pb.RepositoryIndexResponse.ModelIndex(**e.to_json()) for e in self.store.index(request.ready)]
+        )
 
     async def RepositoryModelLoad(self, request: Any, context: Any) -> Any:
         _no_parameters(request)
@@ -115,8 +132,9 @@ METHODS: List[Tuple[str, Any, Any]] = [
 ]
 
 
-def guarded(method: Callable[[Any, Any], Awaitable[Any]], name: str, message: Any) -> Callable[[bytes, Any],
-                                                                                          Awaitable[Any]]:
+def guarded(
+    method: Callable[[Any, Any], Awaitable[Any]], name: str, message: Any
+) -> Callable[[bytes, Any], Awaitable[Any]]:
     """`method`, taking the request's bytes (parsed here as `message`: one that does not parse is refused, not an
     internal error), ending a refused request with its status and message, and any other failure (logged)
     INTERNAL."""
@@ -132,24 +150,35 @@ def guarded(method: Callable[[Any, Any], Awaitable[Any]], name: str, message: An
             await context.abort(STATUS.get(e.status, grpc.StatusCode.INTERNAL), str(e))
         except Exception as e:
             log.error("internal error while serving gRPC %s", name, exc_info=e)
-            await context.abort(grpc.StatusCode.INTERNAL,
-                                f"Internal server error ({type(e).__name__}: {e}); the server logged the details.")
+            await context.abort(
+                grpc.StatusCode.INTERNAL,
+                f"Internal server error ({type(e).__name__}: {e}); the server logged the details.",
+            )
 
     return handle
 
 
 def handler(service: Any) -> grpc.GenericRpcHandler:
     """The generic handler serving `service`'s methods under the protocol's service name."""
-    return grpc.method_handlers_generic_handler(SERVICE, {
-        name: grpc.unary_unary_rpc_method_handler(guarded(getattr(service, name), name, request),
-                                                  response_serializer=response.SerializeToString)
-        for name, request, response in METHODS})
+    return grpc.method_handlers_generic_handler(
+        SERVICE,
+        {
+            name: grpc.unary_unary_rpc_method_handler(
+                guarded(getattr(service, name), name, request), response_serializer=response.SerializeToString
+            )
+            for name, request, response in METHODS
+        },
+    )
 
 
 async def start(service: Any, host: str, port: int, max_message_bytes: int) -> grpc.aio.Server:
     """A started gRPC server for `service` on host:port, taking messages up to `max_message_bytes`."""
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
-                                      ("grpc.max_send_message_length", max_message_bytes)])
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ]
+    )
     server.add_generic_rpc_handlers((handler(service),))
     if server.add_insecure_port(f"{host}:{port}") == 0:
         raise OSError(f"cannot listen for gRPC on {host}:{port}")

@@ -31,8 +31,10 @@ class ArgReduce(BaseTraceOp):
     def infer_shapes(self) -> None:
         x = self.inputs[0]
         if x.shape[self.dim] == 0:
-            self.raise_error(f"{self.name()}: cannot reduce over dim {self.dim}, which has size 0.",
-                             ["An empty dimension has no largest or smallest element."])
+            self.raise_error(
+                f"{self.name()}: cannot reduce over dim {self.dim}, which has size 0.",
+                ["An empty dimension has no largest or smallest element."],
+            )
         if self.keepdim:
             self.outputs[0].shape = tuple(1 if d == self.dim else s for d, s in enumerate(x.shape))
         else:
@@ -40,8 +42,9 @@ class ArgReduce(BaseTraceOp):
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]
-        index = FlatIRTensor.build(x.shape, dtypes.int32, x.device, reason=f"the indices along dim {self.dim} "
-                                   f"that {self.name()} picks from")
+        index = FlatIRTensor.build(
+            x.shape, dtypes.int32, x.device, reason=f"the indices along dim {self.dim} that {self.name()} picks from"
+        )
         if x.is_static:
             IotaOp.build([], [index], dim=self.dim)
         else:
@@ -54,13 +57,22 @@ class ArgReduce(BaseTraceOp):
         reduced_shape = tuple(s for d, s in enumerate(x.shape) if d != self.dim)
         values = FlatIRTensor.build(reduced_shape, x.dtype, x.device)
         indices = out if not self.keepdim else FlatIRTensor.build(reduced_shape, dtypes.int32, x.device)
-        ArgReduceOp.build([x, index, lowering.constant(init, x.dtype, x.device),
-                           lowering.constant(np.iinfo(np.int32).max, dtypes.int32, x.device)],
-                          [values, indices], mode=self.mode, reduce_dim=self.dim)
+        ArgReduceOp.build(
+            [
+                x,
+                index,
+                lowering.constant(init, x.dtype, x.device),
+                lowering.constant(np.iinfo(np.int32).max, dtypes.int32, x.device),
+            ],
+            [values, indices],
+            mode=self.mode,
+            reduce_dim=self.dim,
+        )
         if self.keepdim:
             shape_tensor = None
             if not out.is_static:
                 one = lowering.constant([1], dtypes.int32, x.device, (1,))
                 shape_tensor = lowering.concat_dims(
-                    [one if d == self.dim else lowering.dim_size(x, d) for d in range(x.rank)], x.device)
+                    [one if d == self.dim else lowering.dim_size(x, d) for d in range(x.rank)], x.device
+                )
             lowering.reshape(indices, out.shape, shape_tensor, out=out)

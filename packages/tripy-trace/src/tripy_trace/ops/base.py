@@ -69,7 +69,9 @@ class BaseTraceOp:
         frontend's path for every op the user calls."""
         op = cls(inputs, **attrs)
         out = TraceTensor(op, stack_info)
-        op._out = _weak(out) if num_outputs == 1 else [out] + [TraceTensor(op, stack_info) for _ in range(num_outputs - 1)]
+        op._out = (
+            _weak(out) if num_outputs == 1 else [out] + [TraceTensor(op, stack_info) for _ in range(num_outputs - 1)]
+        )
         op.infer(out)
         return out
 
@@ -84,7 +86,9 @@ class BaseTraceOp:
         return out
 
     @classmethod
-    def build(cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any) -> "BaseTraceOp":
+    def build(
+        cls, inputs: Sequence[TraceTensor], stack_info: Any = None, num_outputs: int = 1, **attrs: Any
+    ) -> "BaseTraceOp":
         """The op on `inputs`, with its outputs (``op.outputs``) inferred (see ``make``)."""
         out = cls.make(list(inputs), stack_info, num_outputs, attrs)
         op = out.producer
@@ -104,8 +108,10 @@ class BaseTraceOp:
         device = inputs[0].device if inputs else self.default_device()
         for i in inputs:  # (written without a set: this runs for every op the user builds)
             if i.device is not device and i.device != device:
-                self.raise_error("Inputs are on different devices: " + ", ".join(str(i.device) for i in inputs) + ".",
-                                 ["Move them to one device first with tripy.copy(tensor, device)."])
+                self.raise_error(
+                    "Inputs are on different devices: " + ", ".join(str(i.device) for i in inputs) + ".",
+                    ["Move them to one device first with tripy.copy(tensor, device)."],
+                )
         for o in self.outputs:
             o.device = device
 
@@ -117,9 +123,12 @@ class BaseTraceOp:
         dts = [i.dtype for i in self.inputs]
         for d in dts:  # dtypes are singletons
             if d is not dts[0]:
-                self.raise_error(f"Inputs of {self.name()} must have the same data type, but got: "
-                                 + ", ".join(str(d) for d in dts) + ".",
-                                 ["Use tripy.cast() to convert one of them."])
+                self.raise_error(
+                    f"Inputs of {self.name()} must have the same data type, but got: "
+                    + ", ".join(str(d) for d in dts)
+                    + ".",
+                    ["Use tripy.cast() to convert one of them."],
+                )
         for o in self.outputs:
             o.dtype = dts[0]
 
@@ -135,8 +144,9 @@ class BaseTraceOp:
         return self.display_name or type(self).__name__.lower()
 
     def raise_error(self, message: str, details: Sequence[str] = ()) -> NoReturn:
-        raise_error(message, self.outputs[0].stack_info if self.outputs else None, details,
-                    [i.stack_info for i in self.inputs])
+        raise_error(
+            message, self.outputs[0].stack_info if self.outputs else None, details, [i.stack_info for i in self.inputs]
+        )
 
     def attribute_items(self) -> list[tuple[str, Any]]:
         return [(name, getattr(self, name)) for name in _attribute_names(type(self))]

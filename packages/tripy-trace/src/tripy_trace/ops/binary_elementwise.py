@@ -93,7 +93,8 @@ class BinaryElementwise(BaseTraceOp):
                 self.raise_error(
                     f"Shapes of the operands of {self.name()} are not compatible for broadcasting: "
                     f"{list(a_shape)} and {list(b_shape)}.",
-                    ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."])
+                    ["Each dimension (aligned from the right) must be equal, or 1 in one of the operands."],
+                )
             out.shape = shape
 
     def key_id(self) -> int:
@@ -156,8 +157,9 @@ def _differs_in_sign(a: FlatIRTensor, b: FlatIRTensor) -> FlatIRTensor:
 
 
 def _full(like: FlatIRTensor, value: float) -> FlatIRTensor:
-    return lowering.broadcast_to(lowering.constant(value, like.dtype, like.device), like.shape,
-                                 lambda: lowering.shape_of(like))
+    return lowering.broadcast_to(
+        lowering.constant(value, like.dtype, like.device), like.shape, lambda: lowering.shape_of(like)
+    )
 
 
 def _floor_div(a: FlatIRTensor, b: FlatIRTensor, out: FlatIRTensor) -> None:

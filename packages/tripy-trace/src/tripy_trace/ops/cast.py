@@ -29,8 +29,12 @@ class Cast(BaseTraceOp):
         if x.dtype is dtypes.bool and out.dtype.is_floating:
             # select(x, 1, 0), not convert: XLA rewrites convert(pred) * y to select(pred, y, 0), which gives 0
             # where NumPy's 0.0 * nan is nan (and 0.0 * inf too).
-            one, zero = (lowering.broadcast_to(lowering.constant(v, out.dtype, out.device), x.shape,
-                                               lambda: lowering.shape_of(x), force=True) for v in (1, 0))
+            one, zero = (
+                lowering.broadcast_to(
+                    lowering.constant(v, out.dtype, out.device), x.shape, lambda: lowering.shape_of(x), force=True
+                )
+                for v in (1, 0)
+            )
             SelectOp.build([x, one, zero], [out])
         else:
             ConvertOp.build(inputs, outputs)

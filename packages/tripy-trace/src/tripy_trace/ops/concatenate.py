@@ -19,12 +19,16 @@ class Concatenate(BaseTraceOp):
         first = self.inputs[0]
         for i, t in enumerate(self.inputs):
             if t.rank != first.rank:
-                self.raise_error(f"concatenate: all inputs must have the same rank, but input 0 has shape "
-                                 f"{list(first.shape)} and input {i} has shape {list(t.shape)}.")
+                self.raise_error(
+                    f"concatenate: all inputs must have the same rank, but input 0 has shape "
+                    f"{list(first.shape)} and input {i} has shape {list(t.shape)}."
+                )
             for d in range(t.rank):
                 if d != self.dim and DYNAMIC not in (t.shape[d], first.shape[d]) and t.shape[d] != first.shape[d]:
-                    self.raise_error(f"concatenate: inputs must match in every dim except dim {self.dim}, but input 0 "
-                                     f"has shape {list(first.shape)} and input {i} has shape {list(t.shape)}.")
+                    self.raise_error(
+                        f"concatenate: inputs must match in every dim except dim {self.dim}, but input 0 "
+                        f"has shape {list(first.shape)} and input {i} has shape {list(t.shape)}."
+                    )
         shape = list(first.shape)
         sizes = [t.shape[self.dim] for t in self.inputs]
         shape[self.dim] = DYNAMIC if DYNAMIC in sizes else sum(sizes)

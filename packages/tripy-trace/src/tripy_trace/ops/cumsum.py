@@ -59,8 +59,7 @@ def _scan(x: FlatIRTensor, out: FlatIRTensor, p: int) -> None:
 
     def runtime_shape(size: int) -> FlatIRTensor:
         assert sizes is not None
-        parts = [lowering.constant([size], dtypes.int32, x.device, (1,)) if d == p else sizes[d]
-                 for d in range(x.rank)]
+        parts = [lowering.constant([size], dtypes.int32, x.device, (1,)) if d == p else sizes[d] for d in range(x.rank)]
         return lowering.concat_dims(parts, x.device)
 
     zero = lowering.constant(0, x.dtype, x.device)
@@ -71,14 +70,16 @@ def _scan(x: FlatIRTensor, out: FlatIRTensor, p: int) -> None:
         zeros = _broadcast_in_dim(zero, with_dim(shift), [], None if sizes is None else runtime_shape(shift))
         body = FlatIRTensor.build(with_dim(n - shift), x.dtype, x.device)
         if sizes is None:
-            SliceOp.build([y], [body], start_indices=[0] * x.rank, limit_indices=list(with_dim(n - shift)),
-                          strides=[1] * x.rank)
+            SliceOp.build(
+                [y], [body], start_indices=[0] * x.rank, limit_indices=list(with_dim(n - shift)), strides=[1] * x.rank
+            )
         else:
             start = lowering.constant([0] * x.rank, dtypes.int32, x.device, (x.rank,))
             stride = lowering.constant([1] * x.rank, dtypes.int32, x.device, (x.rank,))
             DynamicSliceOp.build([y, start, runtime_shape(n - shift), stride], [body])
-        shifted = FlatIRTensor.build(x.shape, x.dtype, x.device,
-                                     reason=f"the running cumsum shifted by {shift} along dim {p}")
+        shifted = FlatIRTensor.build(
+            x.shape, x.dtype, x.device, reason=f"the running cumsum shifted by {shift} along dim {p}"
+        )
         ConcatenateOp.build([zeros, body], [shifted], dim=p)
         last = shift * 2 >= n
         total = out if last else FlatIRTensor.build(x.shape, x.dtype, x.device)
@@ -93,9 +94,9 @@ def _scan(x: FlatIRTensor, out: FlatIRTensor, p: int) -> None:
 
 def _masked_sum(x: FlatIRTensor, out: FlatIRTensor, p: int) -> None:
     # Wide shape: x's shape with the scanned dim twice: axis p is i (source), axis p + 1 is j (output).
-    wide = x.shape[:p + 1] + (x.shape[p],) + x.shape[p + 1:]
+    wide = x.shape[: p + 1] + (x.shape[p],) + x.shape[p + 1 :]
     sizes = [lowering.dim_size(x, d) for d in range(x.rank)]
-    wide_shape = lowering.concat_dims(sizes[:p + 1] + [sizes[p]] + sizes[p + 1:], x.device)
+    wide_shape = lowering.concat_dims(sizes[: p + 1] + [sizes[p]] + sizes[p + 1 :], x.device)
     reason = "to pair every element with every output position along the cumsum dim"
     spread = _broadcast_in_dim(x, wide, [d if d <= p else d + 1 for d in range(x.rank)], wide_shape, reason)
     i_idx = FlatIRTensor.build(wide, dtypes.int32, x.device)
@@ -111,8 +112,13 @@ def _masked_sum(x: FlatIRTensor, out: FlatIRTensor, p: int) -> None:
     ReduceOp.build([masked, zero], [out], reduce_mode="sum", reduce_dims=[p])
 
 
-def _broadcast_in_dim(x: FlatIRTensor, shape: Sequence[int], dims: List[int], shape_tensor: Optional[FlatIRTensor],
-                      reason: Optional[str] = None) -> FlatIRTensor:
+def _broadcast_in_dim(
+    x: FlatIRTensor,
+    shape: Sequence[int],
+    dims: List[int],
+    shape_tensor: Optional[FlatIRTensor],
+    reason: Optional[str] = None,
+) -> FlatIRTensor:
     out = FlatIRTensor.build(shape, x.dtype, x.device, reason)
     if shape_tensor is None:
         BroadcastOp.build([x], [out], broadcast_dim=dims)

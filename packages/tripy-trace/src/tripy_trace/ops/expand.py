@@ -22,15 +22,19 @@ class Expand(BaseTraceOp):
     def infer_shapes(self) -> None:
         x = self.inputs[0]
         if x.rank > len(self.shape):
-            self.raise_error(f"Cannot expand a tensor of rank {x.rank} (shape {list(x.shape)}) to the smaller rank "
-                             f"{len(self.shape)} (shape {list(self.shape)}).")
+            self.raise_error(
+                f"Cannot expand a tensor of rank {x.rank} (shape {list(x.shape)}) to the smaller rank "
+                f"{len(self.shape)} (shape {list(self.shape)})."
+            )
         offset = len(self.shape) - x.rank
         for i, d in enumerate(x.shape):
             target = self.shape[offset + i]
             if d not in (1, DYNAMIC) and target not in (d, DYNAMIC):
-                self.raise_error(f"Cannot expand dim {i} of size {d} to size {target} "
-                                 f"(input shape {list(x.shape)}, target shape {list(self.shape)}).",
-                                 ["Only dims of size 1 can be expanded."])
+                self.raise_error(
+                    f"Cannot expand dim {i} of size {d} to size {target} "
+                    f"(input shape {list(x.shape)}, target shape {list(self.shape)}).",
+                    ["Only dims of size 1 can be expanded."],
+                )
         self.outputs[0].shape = tuple(self.shape)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:

@@ -30,4 +30,3 @@ class Fill(BaseTraceOp):
             BroadcastOp.build([inputs[0]], [out], broadcast_dim=[])
         else:
             DynamicBroadcastOp.build([inputs[0], inputs[1]], [out], broadcast_dim=[])
-

@@ -26,15 +26,17 @@ class Gather(BaseTraceOp):
     def infer_dtypes(self) -> None:
         x, index = self.inputs
         if index.dtype not in (dtypes.int32, dtypes.int64):
-            self.raise_error(f"tripy.gather: the index must be an int32 or int64 tensor, but it has dtype {index.dtype}.",
-                             ["Use tripy.cast(index, tp.int32)."])
+            self.raise_error(
+                f"tripy.gather: the index must be an int32 or int64 tensor, but it has dtype {index.dtype}.",
+                ["Use tripy.cast(index, tp.int32)."],
+            )
         self.outputs[0].dtype = x.dtype
 
     def infer_shapes(self) -> None:
         x, index = self.inputs
         if not 0 <= self.dim < x.rank:
             self.raise_error(f"tripy.gather: dim {self.dim} is out of range for a tensor of rank {x.rank}.")
-        self.outputs[0].shape = x.shape[:self.dim] + index.shape + x.shape[self.dim + 1:]
+        self.outputs[0].shape = x.shape[: self.dim] + index.shape + x.shape[self.dim + 1 :]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         take(inputs[0], inputs[1], self.dim, outputs[0])
@@ -42,7 +44,7 @@ class Gather(BaseTraceOp):
 
 def take(x: FlatIRTensor, index: FlatIRTensor, dim: int, out: Optional[FlatIRTensor] = None) -> FlatIRTensor:
     """Bind ``numpy.take(x, index, axis=dim)`` (negative indices wrap, out-of-range ones clamp) to `out`."""
-    out_shape = x.shape[:dim] + index.shape + x.shape[dim + 1:]
+    out_shape = x.shape[:dim] + index.shape + x.shape[dim + 1 :]
     out = out or FlatIRTensor.build(out_shape, x.dtype, x.device)
     index = _wrap_negative(x, index, dim)
     # stablehlo.gather reads each index as a vector along a trailing dim of size 1.
@@ -51,8 +53,9 @@ def take(x: FlatIRTensor, index: FlatIRTensor, dim: int, out: Optional[FlatIRTen
     if DYNAMIC in vector_shape:
         one = lowering.constant([1], dtypes.int32, x.device, (1,))
         shape_tensor = lowering.concat_dims([lowering.shape_of(index), one], x.device)
-    indices = lowering.reshape(index, vector_shape, shape_tensor,
-                               reason="to give gather its indices as vectors of length 1")
+    indices = lowering.reshape(
+        index, vector_shape, shape_tensor, reason="to give gather its indices as vectors of length 1"
+    )
     if all(s != DYNAMIC for d, s in enumerate(x.shape) if d != dim):
         GatherOp.build([x, indices], [out], dim=dim)
     else:
@@ -64,6 +67,7 @@ def take(x: FlatIRTensor, index: FlatIRTensor, dim: int, out: Optional[FlatIRTen
 
 def _wrap_negative(x: FlatIRTensor, index: FlatIRTensor, dim: int) -> FlatIRTensor:
     """index < 0 ? index + size : index, elementwise."""
+
     def full(value_1d: FlatIRTensor) -> FlatIRTensor:
         scalar = lowering.reshape(lowering.convert(value_1d, index.dtype), ())
         return lowering.broadcast_to(scalar, index.shape, lambda: lowering.shape_of(index))

@@ -36,8 +36,11 @@ class MatrixMultiply(BaseTraceOp):
     def infer_shapes(self) -> None:
         a, b = self.inputs
         if a.rank == 0 or b.rank == 0:
-            self.raise_error(f"Matrix multiplication needs operands of rank >= 1, but got shapes {list(a.shape)} "
-                             f"and {list(b.shape)}.", ["Use '*' to multiply by a scalar."])
+            self.raise_error(
+                f"Matrix multiplication needs operands of rank >= 1, but got shapes {list(a.shape)} "
+                f"and {list(b.shape)}.",
+                ["Use '*' to multiply by a scalar."],
+            )
         a_shape = (1,) + a.shape if a.rank == 1 else a.shape
         b_shape = b.shape + (1,) if b.rank == 1 else b.shape
         k_a, k_b = a_shape[-1], b_shape[-2]
@@ -45,11 +48,14 @@ class MatrixMultiply(BaseTraceOp):
             self.raise_error(
                 f"Incompatible shapes for matrix multiplication: {list(a.shape)} @ {list(b.shape)}. The last dim of "
                 f"the left operand ({k_a}) must equal the {'only' if b.rank == 1 else 'second-to-last'} dim of the "
-                f"right operand ({k_b}).")
+                f"right operand ({k_b})."
+            )
         maybe_batch = lowering.broadcast_shape(a_shape[:-2], b_shape[:-2])
         if maybe_batch is None:
-            self.raise_error(f"Batch dims of the operands of matrix multiplication do not broadcast: "
-                             f"{list(a.shape)} @ {list(b.shape)}.")
+            self.raise_error(
+                f"Batch dims of the operands of matrix multiplication do not broadcast: "
+                f"{list(a.shape)} @ {list(b.shape)}."
+            )
         shape = list(maybe_batch) + [a_shape[-2], b_shape[-1]]
         if a.rank == 1:
             shape.pop(-2)
@@ -74,14 +80,16 @@ class MatrixMultiply(BaseTraceOp):
         assert batch is not None
         nb = len(batch)
         if a.shape[:-2] != batch or b.shape[:-2] != batch:
+
             def target(x: FlatIRTensor) -> tuple:
                 return tuple(batch) + x.shape[-2:]
 
             def target_tensor(x: FlatIRTensor):  # type: ignore[no-untyped-def]
                 parts = []
                 for d in range(nb):
-                    src = next((o for o in (a, b) if o.rank - 2 - nb + d >= 0 and o.shape[o.rank - 2 - nb + d] != 1),
-                               None)
+                    src = next(
+                        (o for o in (a, b) if o.rank - 2 - nb + d >= 0 and o.shape[o.rank - 2 - nb + d] != 1), None
+                    )
                     if src is None:  # every operand that has this batch dim has size 1 there
                         parts.append(lowering.constant([1], dtypes.int32, x.device, (1,)))
                     else:
@@ -94,13 +102,22 @@ class MatrixMultiply(BaseTraceOp):
             b = lowering.broadcast_to(b, target(b), lambda: target_tensor(b), reason=why_b)
         full_shape = tuple(batch) + (a.shape[-2], b.shape[-1])
         result = out if full_shape == out.shape else FlatIRTensor.build(full_shape, out.dtype, out.device)
-        DotOp.build([a, b], [result], lhs_batching_dims=list(range(nb)), rhs_batching_dims=list(range(nb)),
-                    lhs_contracting_dims=[nb + 1], rhs_contracting_dims=[nb])
+        DotOp.build(
+            [a, b],
+            [result],
+            lhs_batching_dims=list(range(nb)),
+            rhs_batching_dims=list(range(nb)),
+            lhs_contracting_dims=[nb + 1],
+            rhs_contracting_dims=[nb],
+        )
         if result is not out:
             shape_tensor = None
             if not out.is_static:
-                keep = [d for d in range(result.rank) if not (
-                    (inputs[0].rank == 1 and d == nb) or (inputs[1].rank == 1 and d == nb + 1))]
+                keep = [
+                    d
+                    for d in range(result.rank)
+                    if not ((inputs[0].rank == 1 and d == nb) or (inputs[1].rank == 1 and d == nb + 1))
+                ]
                 shape_tensor = lowering.concat_dims([lowering.dim_size(result, d) for d in keep], out.device)
             lowering.reshape(result, out.shape, shape_tensor, out=out)
 

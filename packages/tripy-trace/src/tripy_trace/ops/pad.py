@@ -24,23 +24,28 @@ class Pad(BaseTraceOp):
     def infer_dtypes(self) -> None:
         x, value = self.inputs[:2]
         if value.dtype is not x.dtype:
-            self.raise_error(f"tripy.pad: the padding value has dtype {value.dtype}, but the input has dtype {x.dtype}.")
+            self.raise_error(
+                f"tripy.pad: the padding value has dtype {value.dtype}, but the input has dtype {x.dtype}."
+            )
         self.outputs[0].dtype = x.dtype
 
     def infer_shapes(self) -> None:
         x = self.inputs[0]
         if len(self.low) != x.rank or len(self.high) != x.rank:
-            self.raise_error(f"tripy.pad: `pad` must have one (before, after) pair per dim of the input, which has "
-                             f"rank {x.rank} (shape {list(x.shape)}), but it has {len(self.low)}.")
+            self.raise_error(
+                f"tripy.pad: `pad` must have one (before, after) pair per dim of the input, which has "
+                f"rank {x.rank} (shape {list(x.shape)}), but it has {len(self.low)}."
+            )
         shape = []
         for d, (n, lo, hi) in enumerate(zip(x.shape, self.low, self.high)):
             if n == DYNAMIC or lo is None or hi is None:
                 shape.append(DYNAMIC)
                 continue
             if n + lo + hi < 0:
-                self.raise_error(f"tripy.pad: padding ({lo}, {hi}) of dim {d} (size {n}) would leave a negative size "
-                                 f"{n + lo + hi}.", ["Negative padding removes elements; it cannot remove more than "
-                                                     "the dim has."])
+                self.raise_error(
+                    f"tripy.pad: padding ({lo}, {hi}) of dim {d} (size {n}) would leave a negative size {n + lo + hi}.",
+                    ["Negative padding removes elements; it cannot remove more than the dim has."],
+                )
             shape.append(n + lo + hi)
         self.outputs[0].shape = tuple(shape)
 

@@ -18,9 +18,11 @@ class Permute(BaseTraceOp):
     def infer_shapes(self) -> None:
         x = self.inputs[0]
         if sorted(self.perm) != list(range(x.rank)):
-            self.raise_error(f"permute: {list(self.perm)} is not a permutation of the {x.rank} dims of a tensor "
-                             f"of shape {list(x.shape)}.",
-                             [f"Give each of the dims 0..{x.rank - 1} exactly once."])
+            self.raise_error(
+                f"permute: {list(self.perm)} is not a permutation of the {x.rank} dims of a tensor "
+                f"of shape {list(x.shape)}.",
+                [f"Give each of the dims 0..{x.rank - 1} exactly once."],
+            )
         self.outputs[0].shape = tuple(x.shape[p] for p in self.perm)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:

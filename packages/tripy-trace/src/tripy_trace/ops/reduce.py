@@ -31,8 +31,10 @@ class Reduce(BaseTraceOp):
         x = self.inputs[0]
         empty = next((d for d in self.dims if x.shape[d] == 0), None)
         if empty is not None and self.kind in ("max", "min"):
-            self.raise_error(f"{self.name()}: cannot reduce over dim {empty}, which has size 0.",
-                             ["An empty dimension has no largest or smallest element (NumPy raises too)."])
+            self.raise_error(
+                f"{self.name()}: cannot reduce over dim {empty}, which has size 0.",
+                ["An empty dimension has no largest or smallest element (NumPy raises too)."],
+            )
         if self.keepdim:
             shape = tuple(1 if d in self.dims else s for d, s in enumerate(x.shape))
         else:
@@ -71,5 +73,6 @@ class Reduce(BaseTraceOp):
         if not out.is_static:
             one = lowering.constant([1], dtypes.int32, x.device, (1,))
             shape_tensor = lowering.concat_dims(
-                [one if d in self.dims else lowering.dim_size(x, d) for d in range(x.rank)], x.device)
+                [one if d in self.dims else lowering.dim_size(x, d) for d in range(x.rank)], x.device
+            )
         lowering.reshape(reduced, out.shape, shape_tensor, out=out)

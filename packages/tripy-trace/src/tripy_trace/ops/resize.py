@@ -75,8 +75,9 @@ class Resize(BaseTraceOp):
             shape = tuple(self.shape)
         for d, (n, m) in enumerate(zip(x.shape, shape)):
             if n == 0 and m not in (0, DYNAMIC):
-                self.raise_error(f"tripy.resize: cannot resize the empty dim {d} of a tensor of shape {list(x.shape)} "
-                                 f"to size {m}.")
+                self.raise_error(
+                    f"tripy.resize: cannot resize the empty dim {d} of a tensor of shape {list(x.shape)} to size {m}."
+                )
         self.outputs[0].shape = shape
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
@@ -85,15 +86,21 @@ class Resize(BaseTraceOp):
         in_sizes: List[Value] = [n if n != DYNAMIC else lowering.dim_size(x, d) for d, n in enumerate(x.shape)]
         out_sizes = [self._out_size(inputs, d, in_sizes[d], arith) for d in range(x.rank)]
         # (a dim of scale 1 keeps its size, dynamic or not: no resampling of a dynamic batch)
-        dims = [d for d in range(x.rank) if not (out_sizes[d] is in_sizes[d] or (
-            arith.is_static(in_sizes[d]) and arith.is_static(out_sizes[d]) and in_sizes[d] == out_sizes[d]))]
+        dims = [
+            d
+            for d in range(x.rank)
+            if not (
+                out_sizes[d] is in_sizes[d]
+                or (arith.is_static(in_sizes[d]) and arith.is_static(out_sizes[d]) and in_sizes[d] == out_sizes[d])
+            )
+        ]
         if not dims:
             lowering.reshape(x, out.shape, None if out.is_static else lowering.shape_of(x), out=out)
             return
         current = x
         for i, d in enumerate(dims):
             target = out if i == len(dims) - 1 else None
-            shape = tuple(out.shape[k] if k in dims[:i + 1] else current.shape[k] for k in range(x.rank))
+            shape = tuple(out.shape[k] if k in dims[: i + 1] else current.shape[k] for k in range(x.rank))
             resizer = _Resizer(current, d, in_sizes[d], out_sizes[d], arith, shape)
             if self.mode == "nearest":
                 current = resizer.nearest(target)
@@ -125,8 +132,9 @@ class _Resizer:
         self.device = x.device
         self.vec_shape = (out_shape[dim],)  # one entry per output position along `dim`
         shape_tensor = None if out_shape[dim] != DYNAMIC else arith.concat([m])
-        self.positions = FlatIRTensor.build(self.vec_shape, dtypes.int32, self.device,
-                                            reason="to number the output positions of the resized dim")
+        self.positions = FlatIRTensor.build(
+            self.vec_shape, dtypes.int32, self.device, reason="to number the output positions of the resized dim"
+        )
         if shape_tensor is None:
             IotaOp.build([], [self.positions], dim=0)
         else:
@@ -148,8 +156,9 @@ class _Resizer:
 
     def along_dim(self, weights: FlatIRTensor, like: FlatIRTensor) -> FlatIRTensor:
         """Broadcast a per-position vector along `dim` of a tensor shaped like `like`."""
-        out = FlatIRTensor.build(like.shape, weights.dtype, self.device,
-                                 reason="to apply the interpolation weights along the resized dim")
+        out = FlatIRTensor.build(
+            like.shape, weights.dtype, self.device, reason="to apply the interpolation weights along the resized dim"
+        )
         if like.is_static:
             BroadcastOp.build([weights], [out], broadcast_dim=[self.dim])
         else:
@@ -167,16 +176,18 @@ class _Resizer:
         f32, arith = dtypes.float32, self.arith
         coords = lowering.convert(self.positions, f32)
         if align_corners:
-            ratio = self.binary(DivideOp, self.splat(arith.sub(self.n, 1), f32),
-                                self.splat(arith.maximum(arith.sub(self.m, 1), 1), f32))
+            ratio = self.binary(
+                DivideOp, self.splat(arith.sub(self.n, 1), f32), self.splat(arith.maximum(arith.sub(self.m, 1), 1), f32)
+            )
             return self.binary(MultiplyOp, coords, ratio)
         ratio = self.binary(DivideOp, self.splat(self.n, f32), self.splat(self.m, f32))
         centers = self.binary(AddOp, coords, self.splat(0.5, f32))
         shifted = self.binary(SubtractOp, self.binary(MultiplyOp, centers, ratio), self.splat(0.5, f32))
         return self.binary(MaxOp, shifted, self.splat(0.0, f32)) if clamp else shifted
 
-    def blend(self, indices: List[FlatIRTensor], weights: List[FlatIRTensor],
-              out: Optional[FlatIRTensor]) -> FlatIRTensor:
+    def blend(
+        self, indices: List[FlatIRTensor], weights: List[FlatIRTensor], out: Optional[FlatIRTensor]
+    ) -> FlatIRTensor:
         """sum_k weights[k] * x[indices[k]] along the dim, accumulated in float32."""
         f32, i32 = dtypes.float32, dtypes.int32
         last = self.splat(self.arith.sub(self.n, 1), i32)
@@ -184,8 +195,9 @@ class _Resizer:
         terms = []
         for idx, w in zip(indices, weights):
             idx = self.binary(MinOp, self.binary(MaxOp, idx, zero), last)
-            v = lowering.convert(take(self.x, idx, self.dim, FlatIRTensor.build(self.out_shape, self.x.dtype,
-                                                                                   self.device)), f32)
+            v = lowering.convert(
+                take(self.x, idx, self.dim, FlatIRTensor.build(self.out_shape, self.x.dtype, self.device)), f32
+            )
             terms.append(self.binary(MultiplyOp, v, self.along_dim(w, v)))
         total = terms[0]
         for i, term in enumerate(terms[1:], 1):
@@ -215,8 +227,12 @@ class _Resizer:
         base = lowering.convert(floor, i32)
         indices = [self.binary(AddOp, base, self.splat(k, i32)) for k in (-1, 0, 1, 2)]
         one = self.splat(1.0, f32)
-        distances = [self.binary(AddOp, t, one), t, self.binary(SubtractOp, one, t),
-                     self.binary(SubtractOp, self.splat(2.0, f32), t)]
+        distances = [
+            self.binary(AddOp, t, one),
+            t,
+            self.binary(SubtractOp, one, t),
+            self.binary(SubtractOp, self.splat(2.0, f32), t),
+        ]
         weights = [self.keys_weight(d, near=k in (1, 2)) for k, d in enumerate(distances)]
         return self.blend(indices, weights, out)
 

@@ -19,8 +19,15 @@ class ShardedStorage(ResultStorage):
     __slots__ = ("layout",)
     holds_buffer: ClassVar[bool] = False  # (one buffer per device: placed on the mesh as a program reads it)
 
-    def __init__(self, output: TraceTensor, data: Any, shape: Tuple[int, ...], dtype: Any, device: Any,
-                 layout: Optional[Any] = None) -> None:  # noqa: D107
+    def __init__(
+        self,
+        output: TraceTensor,
+        data: Any,
+        shape: Tuple[int, ...],
+        dtype: Any,
+        device: Any,
+        layout: Optional[Any] = None,
+    ) -> None:  # noqa: D107
         super().__init__(output, data, shape, dtype, device)
         self.layout = layout
 
@@ -32,7 +39,12 @@ class ShardedStorage(ResultStorage):
         return intern_key(((ShardedStorage,), 0, 1, (o.shape, o.dtype, o.device.kind, o.device.index)))
 
     def __str__(self) -> str:
-        split = f", sharding={self.layout.spec} over mesh {dict(zip(self.layout.axis_names, self.layout.mesh_shape))}" \
-            if self.layout is not None else ", sharded"
-        return (f"{self.outputs[0].name} = storage(shape={list(self.shape)}, dtype={self.dtype}, "
-                f"device={self.device}{split})")
+        split = (
+            f", sharding={self.layout.spec} over mesh {dict(zip(self.layout.axis_names, self.layout.mesh_shape))}"
+            if self.layout is not None
+            else ", sharded"
+        )
+        return (
+            f"{self.outputs[0].name} = storage(shape={list(self.shape)}, dtype={self.dtype}, "
+            f"device={self.device}{split})"
+        )

@@ -35,8 +35,9 @@ class DynamicBound:
 Bound = Union[None, int, DynamicBound]
 
 
-def normalize_slice(start: Optional[Value], stop: Optional[Value], step: int, size: Value,
-                    arith: Arith = INT_ARITH) -> Tuple[Value, Value, Value]:
+def normalize_slice(
+    start: Optional[Value], stop: Optional[Value], step: int, size: Value, arith: Arith = INT_ARITH
+) -> Tuple[Value, Value, Value]:
     """``slice(start, stop, step).indices(size)``'s start and stop, and the number of elements selected.
 
     As in Python: negative bounds count from the end, out-of-range bounds are clamped (to [0, size] for a
@@ -84,8 +85,10 @@ class Slice(BaseTraceOp):
             n = x.shape[d]
             if d in self.squeeze:
                 if isinstance(start, int) and n != DYNAMIC and not -n <= start < n:
-                    self.raise_error(f"Index {start} is out of range for dim {d} of a tensor of shape {list(x.shape)}.",
-                                     [f"Valid indices for this dim are {-n} to {n - 1}." if n else "This dim is empty."])
+                    self.raise_error(
+                        f"Index {start} is out of range for dim {d} of a tensor of shape {list(x.shape)}.",
+                        [f"Valid indices for this dim are {-n} to {n - 1}." if n else "This dim is empty."],
+                    )
                 continue
             if n == DYNAMIC or isinstance(start, DynamicBound) or isinstance(stop, DynamicBound):
                 shape.append(DYNAMIC)
@@ -104,7 +107,7 @@ class Slice(BaseTraceOp):
         steps_left = [bool(reverse_dims), not self._is_identity(x, firsts, limits, strides), needs_reshape]
 
         def result(shape: Tuple[int, ...], step_index: int) -> FlatIRTensor:
-            if not any(steps_left[step_index + 1:]):
+            if not any(steps_left[step_index + 1 :]):
                 return out
             return FlatIRTensor.build(shape, x.dtype, x.device)
 
@@ -116,11 +119,17 @@ class Slice(BaseTraceOp):
         if steps_left[1]:
             sliced = result(sliced_shape, 1)
             if all(arith.is_static(v) for v in firsts + limits):
-                SliceOp.build([current], [sliced], start_indices=[int(v) for v in firsts],  # type: ignore[arg-type]
-                              limit_indices=[int(v) for v in limits], strides=strides)  # type: ignore[arg-type]
+                SliceOp.build(
+                    [current],
+                    [sliced],
+                    start_indices=[int(v) for v in firsts],  # type: ignore[arg-type]
+                    limit_indices=[int(v) for v in limits],  # type: ignore[arg-type]
+                    strides=strides,
+                )
             else:
-                DynamicSliceOp.build([current, arith.concat(firsts), arith.concat(limits), arith.concat(strides)],
-                                     [sliced])
+                DynamicSliceOp.build(
+                    [current, arith.concat(firsts), arith.concat(limits), arith.concat(strides)], [sliced]
+                )
             current = sliced
         if needs_reshape:
             dims: List[Value] = [n for d, n in enumerate(lengths) if d not in self.squeeze]
@@ -132,8 +141,9 @@ class Slice(BaseTraceOp):
             # Nothing to do (e.g. t[:]): bind the output with a reshape to the same shape.
             lowering.reshape(x, out.shape, None if out.is_static else lowering.shape_of(x), out=out)
 
-    def _dim_slices(self, inputs: List[FlatIRTensor], arith: Arith) -> Tuple[List[Value], List[Value], List[int],
-                                                                           List[Value], List[int]]:
+    def _dim_slices(
+        self, inputs: List[FlatIRTensor], arith: Arith
+    ) -> Tuple[List[Value], List[Value], List[int], List[Value], List[int]]:
         """For each dim of the input: (first index, limit, stride, length), and the dims to reverse."""
         x = inputs[0]
 
@@ -178,6 +188,7 @@ class Slice(BaseTraceOp):
         return firsts, limits, strides, lengths, reverse_dims
 
     def _is_identity(self, x: FlatIRTensor, firsts: List[Value], limits: List[Value], strides: List[int]) -> bool:
-        return all(index == (None, None, 1) or (isinstance(f, int) and f == 0 and isinstance(lim, int) and lim == n
-                                                and s == 1)
-                   for index, f, lim, s, n in zip(self.index, firsts, limits, strides, x.shape))
+        return all(
+            index == (None, None, 1) or (isinstance(f, int) and f == 0 and isinstance(lim, int) and lim == n and s == 1)
+            for index, f, lim, s, n in zip(self.index, firsts, limits, strides, x.shape)
+        )

@@ -77,8 +77,7 @@ class ResultStorage(Storage):
 
     __slots__ = ()
 
-    def __init__(self, output: TraceTensor, data: Any, shape: Tuple[int, ...], dtype: Any,
-                 device: Any) -> None:  # noqa: D107 (fields as in Storage; one output)
+    def __init__(self, output: TraceTensor, data: Any, shape: Tuple[int, ...], dtype: Any, device: Any) -> None:  # noqa: D107 (fields as in Storage; one output)
         self.inputs = []
         self._out = _weak(output)
         self._kid = None
@@ -98,8 +97,7 @@ class DeferredStorage(ResultStorage):
 
     __slots__ = ("deferred",)
 
-    def __init__(self, output: TraceTensor, deferred: Any, shape: Tuple[int, ...], dtype: Any,
-                 device: Any) -> None:  # noqa: D107
+    def __init__(self, output: TraceTensor, deferred: Any, shape: Tuple[int, ...], dtype: Any, device: Any) -> None:  # noqa: D107
         super().__init__(output, None, shape, dtype, device)
         self.deferred = deferred
 

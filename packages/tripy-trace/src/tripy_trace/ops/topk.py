@@ -30,8 +30,10 @@ class TopK(BaseTraceOp):
         x = self.inputs[0]
         size = x.shape[self.dim]
         if size != DYNAMIC and self.k > size:
-            self.raise_error(f"tripy.topk: k ({self.k}) is larger than the size of dim {self.dim} ({size}).",
-                             [f"Use a k in [0, {size}]."])
+            self.raise_error(
+                f"tripy.topk: k ({self.k}) is larger than the size of dim {self.dim} ({size}).",
+                [f"Use a k in [0, {size}]."],
+            )
         shape = tuple(self.k if d == self.dim else s for d, s in enumerate(x.shape))
         self.outputs[0].shape = shape
         self.outputs[1].shape = shape
@@ -50,12 +52,19 @@ class TopK(BaseTraceOp):
         SortOp.build([x, index], [sorted_values, sorted_index], dim=self.dim, descending=True)
         for src, out in zip((sorted_values, sorted_index), outputs):
             if x.is_static:
-                SliceOp.build([src], [out], start_indices=[0] * x.rank, limit_indices=list(out.shape),
-                              strides=[1] * x.rank)
+                SliceOp.build(
+                    [src], [out], start_indices=[0] * x.rank, limit_indices=list(out.shape), strides=[1] * x.rank
+                )
             else:
                 start = lowering.constant([0] * x.rank, dtypes.int32, x.device, (x.rank,))
                 limit = lowering.concat_dims(
-                    [lowering.constant([self.k], dtypes.int32, x.device, (1,)) if d == self.dim
-                     else lowering.dim_size(x, d) for d in range(x.rank)], x.device)
+                    [
+                        lowering.constant([self.k], dtypes.int32, x.device, (1,))
+                        if d == self.dim
+                        else lowering.dim_size(x, d)
+                        for d in range(x.rank)
+                    ],
+                    x.device,
+                )
                 stride = lowering.constant([1] * x.rank, dtypes.int32, x.device, (x.rank,))
                 DynamicSliceOp.build([src, start, limit, stride], [out])

@@ -19,11 +19,15 @@ class Where(BaseTraceOp):
     def infer_dtypes(self) -> None:
         cond, a, b = self.inputs
         if cond.dtype is not dtypes.bool:
-            self.raise_error(f"tripy.where: condition must have dtype bool, but got {cond.dtype}.",
-                             ["Compare to make a bool tensor, e.g. tp.where(x > 0, ...), or use tripy.cast()."])
+            self.raise_error(
+                f"tripy.where: condition must have dtype bool, but got {cond.dtype}.",
+                ["Compare to make a bool tensor, e.g. tp.where(x > 0, ...), or use tripy.cast()."],
+            )
         if a.dtype is not b.dtype:
-            self.raise_error(f"tripy.where: input and other must have the same data type, but got: "
-                             f"{a.dtype} and {b.dtype}.", ["Use tripy.cast() to convert one of them."])
+            self.raise_error(
+                f"tripy.where: input and other must have the same data type, but got: {a.dtype} and {b.dtype}.",
+                ["Use tripy.cast() to convert one of them."],
+            )
         self.outputs[0].dtype = a.dtype
 
     def infer_shapes(self) -> None:
@@ -34,7 +38,8 @@ class Where(BaseTraceOp):
             self.raise_error(
                 f"tripy.where: shapes of condition, input and other are not compatible for broadcasting: "
                 f"{list(cond.shape)}, {list(a.shape)} and {list(b.shape)}.",
-                ["Each dimension (aligned from the right) must be equal, or 1 in all but one of them."])
+                ["Each dimension (aligned from the right) must be equal, or 1 in all but one of them."],
+            )
         self.outputs[0].shape = shape
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:

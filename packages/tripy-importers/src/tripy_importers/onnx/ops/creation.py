@@ -12,9 +12,15 @@ from tripy_flatir import dtypes
 from tripy_frontend.tensor import Tensor
 from tripy_importers.onnx.ops.registry import Dims, onnx_op
 
-_FROM_NUMPY = {np.dtype(np.float32): dtypes.float32, np.dtype(np.float64): dtypes.float32,
-               np.dtype(np.float16): dtypes.float16, np.dtype(np.int64): dtypes.int64,
-               np.dtype(np.int32): dtypes.int32, np.dtype(np.bool_): dtypes.bool, np.dtype(np.int8): dtypes.int8}
+_FROM_NUMPY = {
+    np.dtype(np.float32): dtypes.float32,
+    np.dtype(np.float64): dtypes.float32,
+    np.dtype(np.float16): dtypes.float16,
+    np.dtype(np.int64): dtypes.int64,
+    np.dtype(np.int32): dtypes.int32,
+    np.dtype(np.bool_): dtypes.bool,
+    np.dtype(np.int8): dtypes.int8,
+}
 
 
 @onnx_op("ConstantOfShape")

@@ -33,14 +33,22 @@ def _fold(a: Dims, b: Dims, fold: Callable[[Any, Any], Any], dtype: Optional[dty
     return Dims(values, a.scalar and b.scalar, dtype or a.dtype)
 
 
-def _binary(fn: Callable[[Any, Any], Any], fold: Optional[Callable[[Any, Any], Any]] = None,
-            static_only: bool = False, dtype: Optional[dtypes.dtype] = None) -> Callable[[Any, Any], Any]:
+def _binary(
+    fn: Callable[[Any, Any], Any],
+    fold: Optional[Callable[[Any, Any], Any]] = None,
+    static_only: bool = False,
+    dtype: Optional[dtypes.dtype] = None,
+) -> Callable[[Any, Any], Any]:
     """An ONNX binary operator: folded on shape values (`fold`; only static ones when `static_only`), else `fn`
     on tensors."""
 
     def call(a: Any, b: Any) -> Any:
-        if fold is not None and isinstance(a, Dims) and isinstance(b, Dims) and \
-                (not static_only or (a.static and b.static)):
+        if (
+            fold is not None
+            and isinstance(a, Dims)
+            and isinstance(b, Dims)
+            and (not static_only or (a.static and b.static))
+        ):
             return _fold(a, b, fold, dtype)
         return fn(tensor(a), tensor(b))
 
@@ -48,9 +56,10 @@ def _binary(fn: Callable[[Any, Any], Any], fold: Optional[Callable[[Any, Any], A
 
 
 for _names, _fn, _fold_fn in [
-        (("Add",), operator.add, operator.add),
-        (("Sub",), operator.sub, operator.sub),
-        (("Mul",), operator.mul, operator.mul)]:
+    (("Add",), operator.add, operator.add),
+    (("Sub",), operator.sub, operator.sub),
+    (("Mul",), operator.mul, operator.mul),
+]:
     onnx_op(*_names)(_binary(_fn, _fold_fn))
 
 
@@ -65,8 +74,13 @@ def _divide(a: Tensor, b: Tensor) -> Tensor:
 onnx_op("Div")(_binary(_divide, lambda x, y: x // y))
 onnx_op("Mod")(_binary(operator.mod, operator.mod))
 
-for _name, _fn in [("Equal", operator.eq), ("Less", operator.lt), ("LessOrEqual", operator.le),
-                   ("Greater", operator.gt), ("GreaterOrEqual", operator.ge)]:
+for _name, _fn in [
+    ("Equal", operator.eq),
+    ("Less", operator.lt),
+    ("LessOrEqual", operator.le),
+    ("Greater", operator.gt),
+    ("GreaterOrEqual", operator.ge),
+]:
     onnx_op(_name)(_binary(_fn, _fn, static_only=True, dtype=dtypes.bool))
 
 for _name, _fn in [("And", operator.and_), ("Or", operator.or_), ("Xor", operator.xor)]:
@@ -78,7 +92,7 @@ def pow_(a: Any, b: Any) -> Any:
     a, b = tensor(a), tensor(b)
     if b.dtype is not a.dtype:
         b = _cast.cast(b, a.dtype)
-    return a ** b
+    return a**b
 
 
 def _variadic(fn: Callable[[Any, Any], Any], fold: Callable[[Any, Any], Any]) -> Callable[..., Any]:
@@ -110,9 +124,17 @@ def neg(a: Any) -> Any:
     return -a
 
 
-for _name, _unary in [("Abs", _abs.abs), ("Exp", _exp.exp), ("Log", _log.log), ("Sqrt", _sqrt.sqrt),
-                      ("Sin", _sin.sin), ("Cos", _cos.cos), ("Tanh", _tanh.tanh), ("Sigmoid", _sigmoid.sigmoid),
-                      ("Relu", _relu.relu)]:
+for _name, _unary in [
+    ("Abs", _abs.abs),
+    ("Exp", _exp.exp),
+    ("Log", _log.log),
+    ("Sqrt", _sqrt.sqrt),
+    ("Sin", _sin.sin),
+    ("Cos", _cos.cos),
+    ("Tanh", _tanh.tanh),
+    ("Sigmoid", _sigmoid.sigmoid),
+    ("Relu", _relu.relu),
+]:
     onnx_op(_name)(lambda a, _f=_unary: _f(tensor(a)))
 
 

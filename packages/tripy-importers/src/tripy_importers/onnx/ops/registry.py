@@ -77,8 +77,9 @@ def tensor(value: Any, like: Any = None) -> Any:
         if value.static:
             data = np.array(value.values if not value.scalar else value.values[0], dtype=value.dtype.numpy_dtype)
             return Tensor(data)
-        parts = [_full.full([], v, value.dtype) if isinstance(v, int) else _cast.cast(v, value.dtype)
-                 for v in value.values]
+        parts = [
+            _full.full([], v, value.dtype) if isinstance(v, int) else _cast.cast(v, value.dtype) for v in value.values
+        ]
         return parts[0] if value.scalar else _stack.stack(parts, 0)
     if isinstance(value, DimensionSize):
         return _cast.cast(value, dtypes.int64)
@@ -103,8 +104,17 @@ def axes(value: Any) -> Tuple[int, ...]:
 
 
 # ONNX's TensorProto element types as tripy dtypes (tripy has no float64: it computes those in float32).
-ONNX_DTYPES = {1: dtypes.float32, 3: dtypes.int8, 6: dtypes.int32, 7: dtypes.int64, 9: dtypes.bool,
-               10: dtypes.float16, 11: dtypes.float32, 16: dtypes.bfloat16, 2: dtypes.int32}
+ONNX_DTYPES = {
+    1: dtypes.float32,
+    3: dtypes.int8,
+    6: dtypes.int32,
+    7: dtypes.int64,
+    9: dtypes.bool,
+    10: dtypes.float16,
+    11: dtypes.float32,
+    16: dtypes.bfloat16,
+    2: dtypes.int32,
+}
 
 
 def onnx_dtype(elem_type: int) -> dtypes.dtype:

@@ -115,8 +115,11 @@ def slice_(x: Any, starts: Dims, ends: Dims, dims: Any = None, steps: Any = None
     index: List[Any] = [slice(None)] * x.rank
     for a, start, end, step in zip(chosen, starts.values, ends.values, step_values):
         start, end, a = _bound(start), _bound(end), a % x.rank
-        if x.trace_tensor.shape[a] < 0 and step > 0 and not (isinstance(start, (int, type(None))) and
-                                                            isinstance(end, (int, type(None)))):
+        if (
+            x.trace_tensor.shape[a] < 0
+            and step > 0
+            and not (isinstance(start, (int, type(None))) and isinstance(end, (int, type(None))))
+        ):
             x = _take_range(x, a, start, end, step)
         else:
             index[a] = slice(start, end, step)
@@ -172,7 +175,7 @@ def gather_nd(data: Tensor, indices: Any, batch_dims: int = 0) -> Tensor:
     flat: Any = None
     for k in range(depth):
         stride: Any = 1
-        for s in sizes[k + 1:depth]:
+        for s in sizes[k + 1 : depth]:
             stride = stride * s
         idx = indices[tuple([slice(None)] * (indices.rank - 1) + [k])]
         term = idx if isinstance(size(stride), int) and size(stride) == 1 else idx * tensor(dims_of([stride], True))

@@ -81,7 +81,7 @@ def pow_(a: Any, b: Any) -> Any:
             return _sqrt.sqrt(a)
         if b == 1:
             return a
-    return a ** b
+    return a**b
 
 
 @aten("maximum.default", promote=BINARY)
@@ -165,9 +165,18 @@ def reciprocal(a: Tensor) -> Tensor:
 
 
 # ATen operators that are one tripy function of one tensor.
-UNARY = {"abs.default": _abs.abs, "exp.default": _exp.exp, "log.default": _log.log, "sqrt.default": _sqrt.sqrt,
-         "rsqrt.default": _rsqrt.rsqrt, "sin.default": _sin.sin, "cos.default": _cos.cos, "tanh.default": _tanh.tanh,
-         "sigmoid.default": _sigmoid.sigmoid, "relu.default": _relu.relu}
+UNARY = {
+    "abs.default": _abs.abs,
+    "exp.default": _exp.exp,
+    "log.default": _log.log,
+    "sqrt.default": _sqrt.sqrt,
+    "rsqrt.default": _rsqrt.rsqrt,
+    "sin.default": _sin.sin,
+    "cos.default": _cos.cos,
+    "tanh.default": _tanh.tanh,
+    "sigmoid.default": _sigmoid.sigmoid,
+    "relu.default": _relu.relu,
+}
 for _name, _fn in UNARY.items():
     aten(_name)(_fn)
 
@@ -193,8 +202,15 @@ def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     return _where.where(a > 0, a, a * negative_slope)
 
 
-@aten("_to_copy.default", "clone.default", "alias.default", "detach.default", "lift_fresh_copy.default",
-      "contiguous.default", "_to_dim_order_copy.default")
+@aten(
+    "_to_copy.default",
+    "clone.default",
+    "alias.default",
+    "detach.default",
+    "lift_fresh_copy.default",
+    "contiguous.default",
+    "_to_dim_order_copy.default",
+)
 def identity(a: Any, *args: Any, **kwargs: Any) -> Any:
     """Copies and dtype conversions: a step's result is cast to the dtype PyTorch recorded, so nothing else to do."""
     return a

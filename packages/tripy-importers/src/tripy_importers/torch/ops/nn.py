@@ -44,8 +44,17 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
 
 
 @aten("convolution.default")
-def convolution(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Sequence[int], padding: Sequence[int],
-                dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int) -> Tensor:
+def convolution(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Tensor:
     """Through tp.Conv / tp.ConvTranspose, with the program's weight and bias as the layer's parameters."""
     if transposed:
         pads = [(p, p - op) for p, op in zip(padding, output_padding)]
@@ -55,8 +64,9 @@ def convolution(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Seque
 
 
 @aten("native_layer_norm.default")
-def native_layer_norm(x: Tensor, shape: Sequence[int], weight: Optional[Tensor], bias: Optional[Tensor],
-                      eps: float) -> Any:
+def native_layer_norm(
+    x: Tensor, shape: Sequence[int], weight: Optional[Tensor], bias: Optional[Tensor], eps: float
+) -> Any:
     out, mean, rstd = layers.normalized(x, list(range(x.rank - len(shape), x.rank)), eps)
     if weight is not None:
         out = out * weight
@@ -66,8 +76,14 @@ def native_layer_norm(x: Tensor, shape: Sequence[int], weight: Optional[Tensor],
 
 
 @aten("layer_norm.default")
-def layer_norm(x: Tensor, shape: Sequence[int], weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
-               eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
+def layer_norm(
+    x: Tensor,
+    shape: Sequence[int],
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+    cudnn_enable: bool = True,
+) -> Tensor:
     return native_layer_norm(x, shape, weight, bias, eps)[0]
 
 
@@ -76,8 +92,15 @@ def _per_channel(v: Tensor, rank: int) -> Tensor:
 
 
 @aten("_native_batch_norm_legit_no_training.default")
-def batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Tensor,
-               running_var: Tensor, momentum: float, eps: float) -> Any:
+def batch_norm(
+    x: Tensor,
+    weight: Optional[Tensor],
+    bias: Optional[Tensor],
+    running_mean: Tensor,
+    running_var: Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
     scale = _rsqrt.rsqrt(running_var + eps)
     if weight is not None:
         scale = scale * weight
@@ -88,8 +111,9 @@ def batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], runn
 
 
 @aten("native_group_norm.default")
-def group_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], n: Any, c: int, hw: Any, groups: int,
-               eps: float) -> Any:
+def group_norm(
+    x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], n: Any, c: int, hw: Any, groups: int, eps: float
+) -> Any:
     grouped = _reshape.reshape(x, [x.shape[0], groups, -1])
     out, mean, rstd = layers.normalized(grouped, [2], eps)
     out = _reshape.reshape(out, list(x.shape))
@@ -102,13 +126,22 @@ def group_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], n: A
 
 def _check_pool(what: str, dilation: Sequence[int], ceil_mode: bool) -> None:
     if any(d != 1 for d in dilation) or ceil_mode:
-        raise_error(f"tripy imports {what} without dilation or ceil_mode; this one has dilation={list(dilation)}, "
-                    f"ceil_mode={ceil_mode}.", _stack.capture())
+        raise_error(
+            f"tripy imports {what} without dilation or ceil_mode; this one has dilation={list(dilation)}, "
+            f"ceil_mode={ceil_mode}.",
+            _stack.capture(),
+        )
 
 
 @aten("max_pool2d_with_indices.default", "max_pool3d_with_indices.default", "max_pool2d.default")
-def max_pool(x: Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
-             dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Any:
+def max_pool(
+    x: Tensor,
+    kernel: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Any:
     n = len(kernel)
     _check_pool("max pooling", dilation, ceil_mode)
     pads = [(p, p) for p in (list(padding) * n if len(padding) == 1 else padding)]
@@ -117,8 +150,15 @@ def max_pool(x: Tensor, kernel: Sequence[int], stride: Sequence[int] = (), paddi
 
 
 @aten("avg_pool2d.default", "avg_pool3d.default")
-def avg_pool(x: Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
-             ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Any = None) -> Tensor:
+def avg_pool(
+    x: Tensor,
+    kernel: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: Any = None,
+) -> Tensor:
     n = len(kernel)
     _check_pool("average pooling", (1,), ceil_mode)
     pads = [(p, p) for p in (list(padding) * n if len(padding) == 1 else padding)]
@@ -130,15 +170,22 @@ def adaptive_avg_pool(x: Tensor, output_size: Sequence[int]) -> Tensor:
     """Global pooling (output size 1) as a mean; other sizes as an average pool where the input divides evenly."""
     if all(s == 1 for s in output_size):
         return _mean.mean(x, list(range(x.rank - len(output_size), x.rank)), keepdim=True)
-    spatial = x.trace_tensor.shape[x.rank - len(output_size):]
+    spatial = x.trace_tensor.shape[x.rank - len(output_size) :]
     kernel = [size // out for size, out in zip(spatial, output_size)]
     return _avgpool.avgpool(x, kernel, kernel)
 
 
 @aten("scaled_dot_product_attention.default")
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Optional[Tensor] = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None,
-                                 enable_gqa: bool = False) -> Tensor:
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Optional[Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     """``softmax(q @ kᵀ * scale + mask) @ v``; with grouped-query attention each key/value head serves
     ``q_heads // kv_heads`` query heads."""
     if enable_gqa and q.trace_tensor.shape[-3] != k.trace_tensor.shape[-3]:
@@ -150,8 +197,9 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Opt
         attn_mask = _tril.tril(ones) > 0.5
     if attn_mask is not None:
         if attn_mask.dtype is dtypes.bool:
-            attn_mask = _where.where(attn_mask, _full.full([], 0.0, scores.dtype),
-                                     _full.full([], float("-inf"), scores.dtype))
+            attn_mask = _where.where(
+                attn_mask, _full.full([], 0.0, scores.dtype), _full.full([], float("-inf"), scores.dtype)
+            )
         scores = scores + attn_mask
     return _softmax.softmax(scores, scores.rank - 1) @ v
 

@@ -38,8 +38,7 @@ def aten(*names: str, promote: Optional[Tuple[int, ...]] = None) -> Callable[[Ca
     return register
 
 
-def promoting(fn: Callable[..., Any], positions: Tuple[int, ...], dtype: Optional[dtypes.dtype]) -> \
-        Callable[..., Any]:
+def promoting(fn: Callable[..., Any], positions: Tuple[int, ...], dtype: Optional[dtypes.dtype]) -> Callable[..., Any]:
     """`fn` with the tensors at `positions` cast to `dtype` first."""
     if dtype is None:
         return fn

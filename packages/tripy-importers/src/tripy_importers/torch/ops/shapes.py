@@ -174,11 +174,11 @@ def index(a: Tensor, indices: Sequence[Optional[Tensor]]) -> Tensor:
     flat: Any = None
     for k, idx in enumerate(tensors):
         stride: Any = 1
-        for size in sizes[k + 1:]:
+        for size in sizes[k + 1 :]:
             stride = stride * size
         term = idx if isinstance(stride, int) and stride == 1 else idx * _cast.cast(stride, idx.dtype)
         flat = term if flat is None else flat + term
-    merged = _reshape.reshape(a, list(a.shape[:first]) + [-1] + list(a.shape[first + len(given):]))
+    merged = _reshape.reshape(a, list(a.shape[:first]) + [-1] + list(a.shape[first + len(given) :]))
     return _gather.gather(merged, first, flat)
 
 
