@@ -21,7 +21,7 @@ import pytest
 
 import tripy as tp
 from tripy_backend import _xla
-from tripy_frontend.serve.cli import command
+from tripy.serve import command
 
 
 def layer(x, w):

@@ -17,7 +17,7 @@ from tritonclient.utils import InferenceServerException  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from server import free_port, serve  # noqa: E402
-from zoo import DTYPES, RNG, all_types_expected, random_array, save_models  # noqa: E402
+from serve_models import DTYPES, RNG, all_types_expected, random_array, save_models  # noqa: E402
 
 NAMES = ["b", "i8", "i32", "i64", "f16", "bf16", "f32"]
 

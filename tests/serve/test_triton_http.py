@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from server import serve  # noqa: E402
 
-from zoo import DTYPES, RNG, all_types_expected, random_array, save_models  # noqa: E402
+from serve_models import DTYPES, RNG, all_types_expected, random_array, save_models  # noqa: E402
 
 
 @pytest.fixture(scope="module")
