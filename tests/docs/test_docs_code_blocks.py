@@ -21,8 +21,9 @@ import tripy as tp
 from tripy_frontend.public_names import DOCUMENT_UNDER
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-# (the Ray examples' workers: see tests/ray/conftest.py)
+# (the Ray examples' workers, and Ray's print wrapper: see tests/ray/conftest.py)
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+os.environ.setdefault("RAY_TQDM_PATCH_PRINT", "0")
 
 
 def _load(name: str):

@@ -136,7 +136,10 @@ def test_numbers_next_to_other_tensors_keep_their_checks():
 
 def test_stack_info_points_at_the_line_and_expression():
     a = tp.Tensor(np.ones((2, 2), np.float32))
-    b = a + a  # MARK-multiline
+    # fmt: off
+    b = (a +
+         a)  # MARK-multiline
+    # fmt: on
     c = tp.tanh(a)  # MARK-call
     frame = b.stack_info.user_frame
     assert frame.file == __file__ and frame.function == "test_stack_info_points_at_the_line_and_expression"

@@ -62,9 +62,10 @@ def _fresh_venv(path: Path, wheels: list) -> Path:
 
 
 def _run(python: Path, args: list, cwd: Path) -> str:
+    """What the command printed: stdout, then stderr (where tp.logger writes, the quickstart's MLIR among it)."""
     result = subprocess.run([str(python), *args], capture_output=True, text=True, cwd=cwd)
     assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    return result.stdout + result.stderr
 
 
 @pytest.mark.slow

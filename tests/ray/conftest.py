@@ -8,6 +8,9 @@ import os
 # Under `uv run`, Ray starts its workers with `uv run` as well (its uv hook): they then fail to start here, where
 # Ray itself is installed beside the lock (scripts/ray-deps). The workers use this environment as it is.
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+# Ray's progress bars replace builtins.print in the driver for the rest of the process (tqdm_ray), and a tripy
+# error about a print() in a traced function would then point at Ray's wrapper instead of the test's line.
+os.environ.setdefault("RAY_TQDM_PATCH_PRINT", "0")
 
 _skipped = []
 
