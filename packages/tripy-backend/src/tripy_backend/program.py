@@ -270,7 +270,7 @@ class Program:
     def _specialized_module(self, shapes: Sequence[Tuple[int, ...]]) -> bytes:
         """The module for the static input shapes `shapes` (bytecode, shapes refined)."""
         try:
-            return _refined(self.module_bytes, shapes)
+            return pipeline.specialize(self.module_bytes, shapes)
         except range_check.Rejected as e:
             what = "is not valid for input shapes" if e.refining else "cannot run on inputs of shapes"
             shown = shapes[: self.runtime_inputs] if self.runtime_inputs is not None else shapes  # (not the weights')
@@ -289,7 +289,7 @@ class Program:
         them; None if every size is valid (each dim tried alone, see ``range_check``)."""
 
         def check(static_shapes: List[Tuple[int, ...]]) -> None:
-            _refined(self.module_bytes, static_shapes)
+            pipeline.specialize(self.module_bytes, static_shapes)
 
         found = range_check.refused_sizes(check, shapes, variables)
         if found is None:
@@ -301,11 +301,6 @@ class Program:
 
 def _error(headline: str, messages: Sequence[str]) -> TripyException:
     return TripyException(locations.report(headline, messages))
-
-
-def _refined(module_bytes: bytes, shapes: Sequence[Tuple[int, ...]]) -> bytes:
-    """The module for the static input shapes `shapes`, shapes refined; raises range_check.Rejected."""
-    return pipeline.specialize(module_bytes, shapes)
 
 
 def compile(
