@@ -13,6 +13,14 @@ lengths 1..1024.
     uv run python benchmarks/compile_once.py --gpt2 1 5 100    # GPT-2 small at these lengths too (slow)
     uv run python benchmarks/compile_once.py --only "image side"   # the workloads with this in their names
     uv run python benchmarks/compile_once.py --bounded         # bounded programs even for cheap programs
+    uv run python benchmarks/compile_once.py --ready [softmax mlp gpt2 resnet18]   # the compile-time table
+
+``--ready``: how soon ``tp.compile`` of a range returns (every shape can run; the rest of the plan compiles in the
+background) and how soon the whole plan is ready, against one static compile of the same program in the same
+run, and the per-call time of the range executable against a program compiled for exactly each size, before the
+plan is ready (while it compiles) and after (geomean over the sizes). Workloads: softmax over 1..64 rows, an MLP
+(64-128-64) over batch 1..64, GPT-2 small over 1..1024 tokens, ResNet-18 over batch 1..32. On a tripy whose
+``tp.compile`` waits for the whole plan (no ``Executable.wait``), return and ready times are the same.
 """
 
 from __future__ import annotations
@@ -199,10 +207,159 @@ def vision(rng: np.random.Generator, repeats: int) -> None:
     )
 
 
+def _geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _call_ratio(exe: Any, exact: Any, x: Any, repeats: int) -> float:
+    r = e = 0.0
+    for _ in range(3):  # interleaved
+        r += median_time(lambda: exe(x).eval(), repeats)
+        e += median_time(lambda: exact(x).eval(), repeats)
+    return r / e
+
+
+def readiness(
+    name: str,
+    func: Any,
+    info: Callable[[Any], tp.InputInfo],
+    lo: int,
+    opt: int,
+    hi: int,
+    sizes: Sequence[int],
+    make_input: Callable[[int], np.ndarray],
+    repeats: int,
+) -> List[str]:
+    """One row of the ``--ready`` table (see the module docstring)."""
+    exacts = {n: tp.compile(func, args=[info(n)]) for n in sizes}  # (first: their compiles do not compete)
+    inputs = {n: tp.Tensor(make_input(n)) for n in sizes}
+    start = time.perf_counter()
+    tp.compile(func, args=[info(opt)])
+    static = time.perf_counter() - start
+    start = time.perf_counter()
+    exe = tp.compile(func, args=[info((lo, opt, hi))])
+    returned = time.perf_counter() - start
+    if hasattr(exe, "wait"):
+        exe.wait()
+    ready = time.perf_counter() - start
+    # Before the plan is ready: a new executable, called at once while its plan compiles.
+    early = tp.compile(func, args=[info((lo, opt, hi))])
+    before = []
+    for n in sizes:
+        if getattr(early, "ready", True):
+            break
+        before.append(_call_ratio(early, exacts[n], inputs[n], max(1, repeats // 4)))
+    for n in sizes:  # (a cheap program's calls bring their shapes' static programs: once ready, they run)
+        exe(inputs[n]).eval()
+    if hasattr(exe, "wait"):
+        exe.wait()
+    after = [_call_ratio(exe, exacts[n], inputs[n], repeats) for n in sizes]
+    row = [
+        name,
+        f"{static:.2f} s",
+        f"{returned:.2f} s ({returned / static:.2f}x)",
+        f"{ready:.2f} s ({ready / static:.1f}x)",
+        f"{_geomean(before):.2f}x over {len(before)}" if before else "(ready at once)",
+        f"{_geomean(after):.2f}x (worst {max(after):.2f}x)",
+    ]
+    print("  ".join(row), flush=True)
+    return row
+
+
+def ready_table(names: Sequence[str], repeats: int) -> None:
+    rng = np.random.default_rng(0)
+    tp.compile(lambda a: a + 1.0, args=[tp.InputInfo((2, 2), tp.float32)])  # (XLA's one-time set-up)
+    rows = []
+    rows_of = {
+        "softmax": lambda: readiness(
+            "softmax, rows 1..64",
+            lambda a: tp.softmax(a, dim=1),
+            lambda b: tp.InputInfo((b, 10), tp.float32),
+            1,
+            8,
+            64,
+            list(range(1, 65, 3)) + [64],
+            lambda n: rng.standard_normal((n, 10)).astype(np.float32),
+            repeats,
+        ),
+        "mlp": lambda: readiness(
+            "MLP 64-128-64, batch 1..64",
+            _dummy(MLP()),
+            lambda b: tp.InputInfo((b, 64), tp.float32),
+            1,
+            8,
+            64,
+            list(range(1, 65, 3)) + [64],
+            lambda n: rng.standard_normal((n, 64)).astype(np.float32),
+            repeats,
+        ),
+        "gpt2": lambda: _gpt2_row(rng, repeats),
+        "resnet18": lambda: _resnet_row(rng, repeats),
+    }
+    for name in names:
+        rows.append(rows_of[name]())
+    header = [
+        "workload",
+        "static compile",
+        "tp.compile returns",
+        "whole plan ready",
+        "per call, before ready",
+        "per call, once ready",
+    ]
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    print()
+    for r in [header] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+
+
+def _dummy(module: Any) -> Any:
+    module.initialize_dummy_parameters()
+    return module
+
+
+def _gpt2_row(rng: np.random.Generator, repeats: int) -> List[str]:
+    from model import GPT, GPTConfig, random_state_dict
+
+    config = GPTConfig()
+    model = GPT(config)
+    model.load_state_dict(random_state_dict(config))
+    return readiness(
+        "GPT-2 small, tokens 1..1024",
+        lambda idx: tp.argmax(model(idx), dim=-1),
+        lambda t: tp.InputInfo((1, t), tp.int32),
+        1,
+        64,
+        config.block_size,
+        [1, 5, 17, 64, 100, 300, 700, 1000],
+        lambda n: rng.integers(0, config.vocab_size, (1, n)).astype(np.int32),
+        max(3, repeats // 10),
+    )
+
+
+def _resnet_row(rng: np.random.Generator, repeats: int) -> List[str]:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+    from convnet import ResNet18, random_weights
+
+    model = ResNet18()
+    model.load_state_dict(random_weights(model))
+    return readiness(
+        "ResNet-18, batch 1..32",
+        model,
+        lambda b: tp.InputInfo((b, 3, 224, 224), tp.float32),
+        1,
+        8,
+        32,
+        [1, 2, 3, 5, 8, 13, 20, 32],
+        lambda n: rng.standard_normal((n, 3, 224, 224)).astype(np.float32),
+        max(3, repeats // 10),
+    )
+
+
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpt2", type=int, nargs="*", help="also GPT-2 small at these sequence lengths")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--ready", nargs="*", help="the compile-time table for these workloads (default: all four)")
     parser.add_argument("--only", nargs="*", default=[], help="only the workloads whose names contain one of these")
     parser.add_argument(
         "--bounded",
@@ -210,6 +367,9 @@ def main(argv: Sequence[str] = ()) -> None:
         help="bounded programs only: no static programs for the sizes nearest opt, cheap or not",
     )
     args = parser.parse_args(list(argv) or None)
+    if args.ready is not None:
+        ready_table(args.ready or ["softmax", "mlp", "gpt2", "resnet18"], args.repeats)
+        return
     ONLY[:] = args.only
     if args.bounded:
         range_plan.EXACT_SIZES = 0

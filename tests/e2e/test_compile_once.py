@@ -174,8 +174,8 @@ def test_compiled_code_from_another_host_is_rebuilt_with_a_warning(mlp, tmp_path
 
 
 def test_compile_topic_logs_each_compilation(logged):
-    _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 2, 4), 3), tp.float32)]))
-    lines = text.splitlines()
+    _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 2, 4), 3), tp.float32)], wait=True))
+    lines = [line for line in text.splitlines() if "test_compile_topic_logs_each_compilation" in line]  # (not others')
     started = [line for line in lines if "bucket" in line and line.endswith(" ...")]
     buckets = [line for line in lines if "bucket" in line and not line.endswith(" ...")]
     assert len(buckets) == 3  # bounds 1, 2, 4
@@ -186,39 +186,29 @@ def test_compile_topic_logs_each_compilation(logged):
     )
     assert any(line.startswith("[compile] tripy.compile(") and ": tracing " in line for line in lines)
     # Each program's first run (one-time set-up costs) happens in tp.compile, not in a user's first call.
-    assert sum("ran each bounded program once" in line for line in lines) == 1
+    assert sum("ran each ready program once" in line for line in lines) == 1
+    assert "3 programs cover x[0] in [1, 4] (plan: x[0] <= 1, 2, 4;" in text
 
 
-def test_a_cheap_program_gets_a_static_program_for_the_sizes_nearest_opt(plan, logged):
-    exe, text = logged(
-        lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)])
-    )
-    done = [line for line in text.splitlines() if "bucket" in line and not line.endswith(" ...")]
-    exact = [line for line in done if " = " in line]
-    bounded = [line for line in done if " <= " in line]
-    if plan == "exact sizes":
-        assert "a cheap program (XLA's cost analysis)" in text
-        assert len(exact) == range_plan.EXACT_SIZES  # 1..48 (opt 20: as near as the range's start allows)
-        assert len(bounded) == 2  # 64 and 100, the largest compiled first
-        # The exact sizes' first calls take the fast path: tp.compile already ran them and checked their shapes.
-        assert ((1, 3),) in exe._runs and ((48, 3),) in exe._runs and ((49, 3),) not in exe._runs
-    else:
-        assert "a cheap program" not in text
-        assert len(exact) == 2 and len(bounded) == 7  # 1 and 2 are exact; 4, 8, 16, 20, 32, 64, 100
-    before = tripy_backend.compilation_count()
-    for n in (1, 2, 3, 20, 47, 48, 49, 64, 65, 100):
-        x = RNG.standard_normal((n, 3)).astype(np.float32)
-        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.exp(x) * 2.0, rtol=1e-6), n
-    assert tripy_backend.compilation_count() == before
+def test_the_compile_log_says_what_is_ready_and_what_compiles_in_the_background(logged):
+    _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 4, 64), 3), tp.float32)]))
+    # the cover (x[0] <= 64, made for the whole range); the rest later, opt's static program (x[0] = 4) first
+    assert "ready in " in text
+    assert "one program for the whole range; 7 more compile in the background" in text  # 1, 2, 3, 4, 8, 16, 32
+    assert "bucket 8/8 of the declared range: x[0] <= 64" in text  # (the only compile it waited for)
 
 
 def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     w = tp.Tensor(RNG.standard_normal((1024, 1024)).astype(np.float32))
-    exe, text = logged(lambda: tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
+    exe, text = logged(
+        lambda: tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
+    )
     assert "a cheap program" not in text  # 134 MFLOP at 64 rows
-    assert (
-        sum("bucket" in line and not line.endswith(" ...") for line in text.splitlines()) == 7
-    )  # 1, 2, 4, 8, 16, 32, 64
+    lines = [line for line in text.splitlines() if "computes_much" in line]  # (not earlier tests' background compiles)
+    assert sum("bucket" in line and not line.endswith(" ...") for line in lines) == 8  # 1, 2, 4, 7, 8, 16, 32, 64
+    for n in (5, 20):
+        exe(tp.ones((n, 1024))).eval()
+    assert not exe._program._launchers  # (no static programs for its calls' shapes)
 
 
 def test_program_without_bounded_form_still_runs_every_shape(logged):

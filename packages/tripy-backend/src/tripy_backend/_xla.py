@@ -128,13 +128,21 @@ def device_handle(platform: str, index: int) -> Any:
 
 
 # Programs compiled by XLA in this process (tests count compilations with it; loading a serialized
-# program is not compiling).
+# program is not compiling): on callers' threads, and in the background (``background.Jobs``' threads).
 compilations = 0
+background_compilations = 0
+_thread = threading.local()  # .background: this thread compiles in the background
 
 
-def compilation_count() -> int:
-    """How many programs XLA has compiled in this process."""
-    return compilations
+def compilation_count(background: bool = False) -> int:
+    """How many programs XLA has compiled in this process that a caller waited for (``tp.compile``, a call, eager
+    evaluation); `background`: all of them, the range plans' background compiles too."""
+    return compilations + (background_compilations if background else 0)
+
+
+def compile_in_background() -> None:
+    """This thread's compiles are background work (see `compilation_count`)."""
+    _thread.background = True
 
 
 def compile(
@@ -145,9 +153,12 @@ def compile(
     partitioned over the platform's first `num_devices` devices (``spmd_devices``)."""
     import jaxlib._jax as jx
 
-    global compilations
+    global compilations, background_compilations
     with _client_lock:
-        compilations += 1
+        if getattr(_thread, "background", False):
+            background_compilations += 1
+        else:
+            compilations += 1
     c = client(platform)
     compile_options = _compile_options(platform, num_devices)
     if num_devices > 1:  # XLA:CPU's classic runtime (jaxlib < 0.8) has no collectives: it aborts the process
@@ -392,6 +403,7 @@ class Launcher:
     then catch ``error_types`` and raise ``on_error(e)`` themselves)."""
 
     __slots__ = ("executable", "_execute", "_handlers", "_finish", "error_types", "on_error", "out_shapes")
+    provisional = False  # (see ``launch.BoundedLauncher.provisional``)
 
     def __init__(
         self,

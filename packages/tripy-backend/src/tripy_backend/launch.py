@@ -19,6 +19,10 @@ class BoundedLauncher:
     every run). A program whose output dims end with ``[-1]`` also says whether the input shapes fit its shape
     arithmetic (the sizes vector's last element): if not, `on_invalid(shapes)` is raised."""
 
+    # True for the cover's launcher standing in while the shapes' own bucket compiles (``RangeProgram.launcher``):
+    # callers do not keep it.
+    provisional = False
+
     def __init__(
         self,
         bucket: "_xla.Launcher",

@@ -37,11 +37,10 @@ def program_of_call(program: Program, shapes: Tuple[Tuple[int, ...], ...]) -> Co
     text = _first(shapes, 4)
     launcher = program.launcher(shapes)
     ranges = program.ranges
-    if ranges is not None and ranges.covers(shapes):
-        bucket = ranges.bucket_of(shapes)  # (the bucket whose program the range's launcher runs)
-        executable, _ = ranges.programs[bucket]
+    if ranges is not None and not program.specialized(shapes) and ranges.covers(shapes):
+        bucket, executable, bounded = ranges.running(shapes)  # (what the range's launcher runs)
         bounds = _first(ranges.bucket_shapes(bucket), 4)
-        kind = "exact bucket" if ranges.exact(bucket) else "bounded bucket"
+        kind = "bounded bucket" if bounded else "exact bucket"
         return CompiledProgram(executable, program.module_bytes, f"{kind} {bounds} (inputs {text})")
     what = "static program" if not program.is_dynamic else "program specialized to the call's shapes"
     return CompiledProgram(launcher.executable, program.module_bytes, f"{what} (inputs {text})")

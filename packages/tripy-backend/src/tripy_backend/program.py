@@ -28,7 +28,7 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -37,7 +37,9 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, TripyWarning
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode
-from tripy_backend import _xla, cpu_plan, pipeline, range_check
+from tripy_backend import _xla, cpu_plan, pipeline, range_check, range_plan
+from tripy_backend.background import Jobs
+from tripy_backend.launch import BoundedLauncher
 from tripy_backend.compiler import Compiler, size_error
 from tripy_backend.devices import platform
 from tripy_backend.ranges import Dim, RangeProgram
@@ -81,6 +83,7 @@ class Program:
         self.compiler = Compiler(device, optimization_level, name, num_devices, module_bytes)
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
+        self._pending: Dict[Shapes, Jobs[Shapes]] = {}  # specializations compiling in the background
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
         self.runtime_inputs: Optional[int] = None  # how many inputs are the caller's (the rest: baked-in data)
@@ -115,21 +118,59 @@ class Program:
         shapes themselves and run one signature many times (see ``_xla.Launcher``)."""
         if self._static is not None:
             return self._static  # type: ignore[no-any-return]
-        if self.ranges is not None and self.ranges.covers(shapes):
-            return self.ranges.launcher(shapes, self._runtime_error, self._invalid_shapes)  # type: ignore[return-value]
-        launcher = self._launchers.get(shapes)
-        if launcher is None:
-            launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
-            with _LOCK:  # (a program may be called from several threads)
-                self._launchers[shapes] = launcher
-                while len(self._launchers) > self.MAX_SPECIALIZATIONS:
-                    self._launchers.popitem(last=False)
-        else:
+        launcher = self._launchers.get(
+            shapes
+        )  # (a specialization: compiled at call time, in the background, or loaded)
+        if launcher is not None:
             try:
                 self._launchers.move_to_end(shapes)
             except KeyError:  # evicted by another thread meanwhile
                 pass
+            return launcher
+        ranges = self.ranges
+        if ranges is not None and ranges.covers(shapes):
+            launch = ranges.launcher(shapes, self._runtime_error, self._invalid_shapes)
+            if ranges.cheap and not launch.provisional and isinstance(launch, BoundedLauncher):
+                launch.provisional = self._specialize_later(shapes)  # (until the shapes' static program is ready)
+            return launch  # type: ignore[no-any-return]
+        launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)
+        self._keep(shapes, launcher)
         return launcher
+
+    def specialized(self, shapes: Shapes) -> bool:
+        """Whether input shapes `shapes` run a program specialized to them (not a range's bucket)."""
+        return shapes in self._launchers
+
+    def _keep(self, shapes: Shapes, launcher: "_xla.Launcher") -> None:
+        """Keep the specialization for `shapes` (the oldest go past ``MAX_SPECIALIZATIONS``)."""
+        with _LOCK:  # (a program may be called from several threads)
+            self._launchers[shapes] = launcher
+            while len(self._launchers) > self.MAX_SPECIALIZATIONS:
+                self._launchers.popitem(last=False)
+
+    def _specialize_later(self, shapes: Shapes) -> bool:
+        """Compile a static program for `shapes` in the background (a cheap range program's call, see
+        ``range_plan``); False if there are ``range_plan.EXACT_SIZES`` already."""
+        with _LOCK:
+            if shapes in self._pending:
+                return True
+            if len(self._launchers) + len(self._pending) >= range_plan.EXACT_SIZES:
+                return False
+            self._pending[shapes] = Jobs(self._specialize_in_background, [shapes], threads=1).start()
+        return True
+
+    def _specialize_in_background(self, shapes: Shapes) -> None:
+        try:
+            exe = self.compiler.compile(
+                self._specialized_module(shapes),
+                f"specialized for input shapes {[list(s) for s in shapes]}, in the background: a cheap program's call",
+            )
+            self._keep(shapes, _xla.Launcher(exe, self._runtime_error))
+        except Exception as e:  # (its calls keep running in their bucket)
+            logger.log(f"[compile] {self.name}: no static program for {[list(s) for s in shapes]} ({e})", "compile")
+        finally:
+            with _LOCK:
+                self._pending.pop(shapes, None)
 
     def _new_launcher(self, exe: Any) -> "_xla.Launcher":
         if self.num_devices == 1:
@@ -143,12 +184,23 @@ class Program:
         return len(self._launchers)
 
     # ---- compiling --------------------------------------------------------------------------------
-    def compile_range(self, shapes: Sequence[Tuple[Dim, ...]], variables: Dict[str, Tuple[int, int, int]]) -> bool:
+    def compile_range(
+        self,
+        shapes: Sequence[Tuple[Dim, ...]],
+        variables: Dict[str, Tuple[int, int, int]],
+        input_dtypes: Sequence[Any] = (),
+        constants: Sequence[Any] = (),
+        wait: bool = True,
+    ) -> bool:
         """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
         variable, `variables` gives each variable's (min, opt, max). False (logged) if the program cannot
         be expressed with bounded dims; its shapes are then compiled as they come. Saved code that this
-        compiler and host can load (see ``SavedCode``) is loaded instead of compiled."""
+        compiler and host can load (see ``SavedCode``) is loaded instead of compiled. Unless `wait`, returns once
+        a program runs every shape in range and the rest of the plan compiles in the background (see
+        ``RangeProgram.compile``; `wait` waits for it). Each program runs once as it is ready (`_warm_up`: NumPy
+        dtypes of the runtime inputs, the fixed arguments' buffers)."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
+        warm = functools.partial(self._warm_up, list(input_dtypes), list(constants))
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(
@@ -166,17 +218,19 @@ class Program:
                     "compile",
                 )
                 if len(ranges.programs) < len(ranges.buckets()):  # programs XLA could not serialize
-                    return self._compile_ranges(ranges)
+                    return self._compile_ranges(ranges, warm, wait=True)
+                self._warm_ready(ranges, warm)
                 return True
             except Exception as e:
                 self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
                 ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
-        return self._compile_ranges(ranges)
+        return self._compile_ranges(ranges, warm, wait)
 
-    def _compile_ranges(self, ranges: RangeProgram) -> bool:
+    def _compile_ranges(self, ranges: RangeProgram, warm: Callable[[RangeProgram, Any], None], wait: bool) -> bool:
         """Compile the programs of `ranges` it does not hold yet; False (logged) if there are none."""
+        self.ranges = ranges
         try:
-            ranges.compile()
+            ranges.compile(wait, warm)
         except Exception as e:  # a program that does not compile even for one static shape
             self.ranges = None
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -186,29 +240,52 @@ class Program:
                 "compile",
             )
             return False
-        self.ranges = ranges
+        if ranges.ready:  # (else the background runs each program once as it is ready, the cover last)
+            self._warm_ready(ranges, warm)
         return True
 
-    def warm_up(self, input_dtypes: Sequence[Any], constants: Sequence[Any]) -> None:
-        """Run each bounded program once, on zeros at its bucket's shapes (`input_dtypes`: NumPy dtypes of
-        the runtime inputs; `constants`: the fixed arguments' buffers). A compiled program's first run
-        pays one-time costs (oneDNN sets up its kernels for the shapes, up to tens of milliseconds) that
-        belong to tp.compile, not to the first request at a size."""
-        if self.ranges is None:
-            return
+    def _warm_ready(self, ranges: RangeProgram, warm: Callable[[RangeProgram, Any], None]) -> None:
+        """Run each program of `ranges` that is ready now once (see `_warm_up`; the others run as they are ready)."""
         start = time.perf_counter()
-        plat = platform(self.device)
-        for bucket in self.ranges.programs:
-            shapes = self.ranges.bucket_shapes(bucket)
-            zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
-            try:
-                self.ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(constants))
-            except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
-                continue
+        with ranges.lock:
+            ready = list(ranges.programs)
+        for bucket in ready:
+            warm(ranges, bucket)
         logger.log(
-            lambda: f"[compile] {self.name}: ran each bounded program once ({time.perf_counter() - start:.3f} s)",
+            lambda: f"[compile] {self.name}: ran each ready program once ({time.perf_counter() - start:.3f} s)",
             "compile",
         )
+
+    def _warm_up(self, input_dtypes: List[Any], constants: List[Any], ranges: RangeProgram, bucket: Any) -> None:
+        """Run `bucket`'s program once, on zeros at its shapes (`input_dtypes`: NumPy dtypes of the runtime inputs;
+        `constants`: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
+        up its kernels for the shapes, up to tens of milliseconds) that belong to tp.compile, not to the first
+        request at a size."""
+        if len(input_dtypes) + len(constants) != len(ranges.shapes):
+            return  # (no inputs to run it on: a caller that only compiles)
+        shapes = ranges.bucket_shapes(bucket)
+        plat = platform(self.device)
+        zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
+        try:
+            ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(constants))
+        except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
+            pass
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until every program of the declared range's plan, and every specialization compiling in the
+        background, is compiled (at most `timeout` seconds); whether they are."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        if self.ranges is not None and not self.ranges.wait(timeout):
+            return False
+        with _LOCK:
+            pending = list(self._pending.values())
+        left = lambda: None if deadline is None else max(0.0, deadline - time.perf_counter())  # noqa: E731
+        return all(jobs.wait(left()) for jobs in pending)
+
+    @property
+    def ready(self) -> bool:
+        """Whether every program of the declared range's plan is compiled, and no specialization is compiling."""
+        return (self.ranges is None or self.ranges.ready) and not self._pending
 
     # ---- saving and loading the compiled code ---------------------------------------------------------
     def fingerprint(self) -> str:
@@ -216,9 +293,10 @@ class Program:
         return cpu_plan.fingerprint(platform(self.device), self.device.index, self.optimization_level)
 
     def saved_code(self) -> SavedCode:
-        """Every compiled program of this one, as bytes (see ``SavedCode``)."""
+        """Every compiled program of this one, as bytes (see ``SavedCode``), once the background compiles are done."""
         if self._static is not None:
             return SavedCode(self.fingerprint(), static=self.compiler.code_of(self._static.executable))
+        self.wait()
         buckets = self.ranges.serialize() if self.ranges is not None else None
         with _LOCK:
             launchers = list(self._launchers.items())

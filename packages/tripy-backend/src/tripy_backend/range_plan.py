@@ -2,18 +2,18 @@
 the ranges, no compiler (``ranges`` compiles what it plans).
 
 Each dynamic dim belongs to a *variable* (dims that share a name share one) with a range
-``(min, opt, max)``. Each variable gets a few *bounds*: the powers of two in the range, ``opt`` (so the
-shape the user optimizes for runs unpadded) and ``max``. A bucket is one bound per variable; every
-bucket is compiled up front (``ranges.RangeProgram``), and a call runs the smallest bucket that holds
-its shapes: inputs are padded to the bucket's shapes, the program is told their real sizes, and the
-outputs come back at their real sizes. No call inside the ranges compiles.
+``(min, opt, max)``. Each variable gets a few *bounds*: the powers of two in the range, ``opt - 1`` and ``opt``
+(so the shape the user optimizes for gets a static program of its own) and ``max``. A bucket is one bound per
+variable; a call runs the smallest bucket that holds its shapes: inputs are padded to the bucket's shapes, the
+program is told their real sizes, and the outputs come back at their real sizes. No call inside the ranges
+compiles (``ranges.RangeProgram`` compiles the buckets, most of them in the background).
 
 A bucket that holds one shape only (its bounds are the real sizes) is an ordinary static program, the
-one a compile for exactly that shape gives. Padding an input costs a fixed ~30 us per call on the CPU
-(a copy on the host and a new buffer: XLA:CPU takes no dynamic-shaped arguments), which dominates a
-program that computes little: a *cheap* program (XLA's cost analysis of its largest bucket: under
-`CHEAP_FLOPS` and `CHEAP_BYTES`) with one variable also gets a static program for each of the
-`EXACT_SIZES` sizes nearest ``opt``.
+one a compile for exactly that shape gives. Padding an input costs a fixed ~5-10 us per call on the CPU (a new
+buffer: XLA:CPU takes no dynamic-shaped arguments), which dominates a program that computes little: a *cheap*
+program (XLA's cost analysis of its largest bucket: under `CHEAP_FLOPS` and `CHEAP_BYTES`) also gets a static
+program for each input shape its calls bring, compiled in the background (at most `EXACT_SIZES` of them), so that
+its calls at a shape run padded only until that shape's own program is ready.
 
 A program that bounded dims cannot express (``passes.markers.Unsupported``: a convolution, window, sort, ...
 whose padding would change real results) gets a static program per shape instead, for every combination
@@ -30,7 +30,8 @@ from typing import Dict, List, Optional, Tuple, Union
 Dim = Union[int, str]
 MAX_PROGRAMS = 16  # buckets per executable, over all variables
 # A cheap program: its largest bucket does less work than this (MLP 64-128-64 at batch 64: 2.1 MFLOP, 0.26 MB;
-# GPT-2 small at one token: ~250 MFLOP). Such a program gets static programs for EXACT_SIZES more shapes.
+# GPT-2 small at one token: ~250 MFLOP). Such a program gets static programs for up to EXACT_SIZES shapes its
+# calls bring (0: none).
 CHEAP_FLOPS = 20e6
 CHEAP_BYTES = 8e6
 EXACT_SIZES = 48
@@ -38,30 +39,34 @@ EXACT_SIZES = 48
 MAX_STATIC_PROGRAMS = 64
 
 
-def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None, exact: int = 0) -> List[int]:
-    """The bounds of one variable: powers of two in [lo, hi], `opt` and `hi`; at most `count` of them
-    (every other power of two dropped until they fit, then `opt`; `hi` is always kept); and the `exact`
-    sizes nearest `opt` (each its own bucket). A bound of 1 serves size 1 only (a dim bounded by 1 is
+def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[int]:
+    """The bounds of one variable: powers of two in [lo, hi], `opt`, `opt - 1` (so that opt's bucket is opt alone)
+    and `hi`; at most `count` of them (every other power of two dropped until they fit, then `opt - 1`, then
+    `opt`; `hi` is always kept). A bound of 1 serves size 1 only (a dim bounded by 1 is
     static to XLA: it cannot be told the size is 0), so a range from 0 with a bound of 1 also gets a
     bound of 0 (one program more than `count`)."""
     powers = [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) < hi]
+    # (opt - 1 is a bound so that opt's bucket holds opt only: the opt shape runs its own static program; an opt
+    # of max keeps the largest bucket bounded: its program runs every shape while the others compile)
+    wanted = {opt, hi} | ({opt - 1} if lo < opt < hi else set())
     step = 1
     while True:
-        kept = sorted(set(powers[::-1][::step]) | {opt, hi})
+        kept = sorted(set(powers[::-1][::step]) | wanted)
         if count is None or len(kept) <= count:
             break
         if step > len(powers):
-            kept = sorted({opt, hi}) if count >= 2 else [hi]
+            kept = sorted(wanted) if count >= len(wanted) else sorted({opt, hi})[-count:]
             break
         step *= 2
     # Size 0 always gets its own bound: a padded input of bound 1 could not say that it is empty (XLA takes
     # no dynamic size-1 dims), and XLA's dynamic padder divides by real sizes (0 crashed it with SIGFPE).
     # (Bound 1 is then dropped unless it is opt or hi: size 1 runs in the next bucket.)
     if lo == 0:
-        kept = sorted(({0} | set(kept)) - ({1} - {opt, hi}))
-    if exact > 0:
-        start = max(lo, min(opt - exact // 2, hi - exact + 1))
-        kept = sorted(set(kept) | set(range(start, min(hi, start + exact - 1) + 1)))
+        kept = sorted(({0} | set(kept)) - ({1} - wanted))
+    # (hi - 1 is no bound unless it is opt: the largest bucket then holds more than one size, and its program, made
+    # for the whole range, can run every shape while the other buckets compile; see ``ranges``)
+    if len(kept) > 2 and kept[-2] == hi - 1 and hi - 1 != opt:
+        kept.pop(-2)
     return kept
 
 
@@ -78,14 +83,10 @@ def plan_sizes(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int
     return sizes
 
 
-def plan_buckets(variables: Dict[str, Tuple[int, int, int]], cheap: bool = False) -> Dict[str, List[int]]:
-    """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS, plus
-    EXACT_SIZES exact ones for a `cheap` program of one variable. (With several variables, exact sizes of
-    one would multiply the others' bounds: 2 variables with 4 bounds and 6 exact sizes each would make 100
-    buckets, most of them bounded programs.)"""
+def plan_buckets(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:
+    """Bounds per variable such that the buckets (one bound per variable) number at most MAX_PROGRAMS."""
     per_var = max(1, int(MAX_PROGRAMS ** (1 / max(len(variables), 1)) + 1e-9))
-    exact = EXACT_SIZES if cheap and len(variables) == 1 else 0
-    return {name: bounds_for(*r, count=per_var, exact=exact) for name, r in variables.items()}
+    return {name: bounds_for(*r, count=per_var) for name, r in variables.items()}
 
 
 def lookup(bounds: List[int], hi: int, exact: bool = False) -> List[int]:

@@ -1,12 +1,14 @@
 """A program compiled once for a range of input shapes: ``RangeProgram`` compiles the buckets ``range_plan`` plans
 (each bucket's bounded program made by the pipeline's ``SHAPES`` passes, see ``pipeline``), saves and loads them,
-and gives each call the launcher of the smallest bucket that holds its shapes (``launch``). No call inside the
+and gives each call the launcher of the best program ready for its shapes (``launch``). No call inside the
 ranges compiles.
 
-The largest bucket compiles first: if XLA's cost analysis finds it cheap, the plan gains exact sizes; if bounded
-dims cannot express the program (``passes.markers.Unsupported``), the plan becomes a static program per shape; a
-bucket that needs a computed size of 0 or 1 (``markers.SmallSize``) gives each of its sizes a bucket of its own.
-The other buckets then compile on several threads.
+``tp.compile`` waits for one program: the largest bucket's, made for the whole range (the *cover*: it runs any
+shape in range). The other buckets then compile in the background (``background.Jobs``), the opt shapes' static
+program first, and a call whose bucket is not ready yet runs in the cover. If bounded dims
+cannot express the program (``passes.markers.Unsupported``), the plan is a static program per shape, all compiled
+before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1 (``markers.SmallSize``) gives each of
+its sizes a bucket of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -26,6 +29,7 @@ from tripy_backend.range_plan import Dim
 from tripy_backend.compiler import Compiler
 from tripy_backend.passes.markers import SmallSize, Unsupported
 from tripy_backend.devices import platform
+from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 
 
@@ -52,18 +56,31 @@ class RangeProgram:
         self.per_size = False  # one static program per shape (a program bounded dims cannot express)
         self._small: List[Tuple[int, ...]] = []  # buckets without a bounded program, to split (see `_split`)
         self.loaded = False  # the plan was loaded (`deserialize`): compiling the programs left to compile keeps it
-        self._plan(cheap=False)
+        # The largest bucket's program is made for the whole range (its lowest shapes are the range's smallest), so
+        # that it runs every shape while the other buckets compile; False if it cannot be (see `_compile_first`).
+        self._cover = True
+        # (bucket, its program) of the cover once compiled: kept apart from `programs`, which splitting a bucket
+        # (`_split`) may change while calls run in the cover
+        self._cover_program: Optional[Tuple[Tuple[int, ...], Tuple[Any, List[List[int]]]]] = None
+        self._jobs: Optional[Jobs[Tuple[int, ...]]] = None  # the programs compiling in the background
+        self._warm: Optional[Callable[["RangeProgram", Tuple[int, ...]], None]] = None
+        self.lock = threading.RLock()  # (background compiles change the plan's programs: readers copy under it)
+        self._start = time.perf_counter()
+        self.cheap = False  # a cheap program (``range_plan.CHEAP_FLOPS``): its calls' shapes get static programs
+        self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._bucket_launchers: Dict[Tuple[int, ...], Any] = {}  # each bounded bucket's, shared by its shapes
+        # shapes -> the cover's launcher for them, while their bucket compiles (`launcher`)
+        self._left_out: set = set()  # buckets whose bounds the program rejects (`_compile_bucket`)
+        self._valid_shapes: Dict[Tuple[Tuple[int, ...], ...], bool] = {}  # (see `covers`)
+        self._provisional: Dict[Tuple[Tuple[int, ...], ...], BoundedLauncher] = {}
 
-    def _plan(self, cheap: bool, per_size: bool = False) -> None:
+    def _plan(self, per_size: bool = False) -> None:
         self.per_size = per_size
         self._small = []  # (buckets of an earlier plan)
-        self.bounds = (
-            range_plan.plan_sizes(self.variables) if per_size else range_plan.plan_buckets(self.variables, cheap)
-        )
+        self.bounds = range_plan.plan_sizes(self.variables) if per_size else range_plan.plan_buckets(self.variables)
         # size -> bound, per variable: a call finds its bucket with one list index per variable (-1: none)
         self._bound_of = {n: range_plan.lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
 
@@ -85,73 +102,181 @@ class RangeProgram:
                 return False
         return True
 
-    def compile(self) -> None:
-        """Compile every bucket. The largest bucket is compiled first; if it is cheap, the plan gains exact buckets;
-        if bounded dims cannot express the program, the plan becomes one static program per shape (`plan_sizes`). A
-        bucket whose program would need a computed size of 0 or 1 (see ``markers.SmallSize``) is split: each of its
-        sizes gets a bucket of its own (`_split`), compiled now too."""
-        start = time.perf_counter()
+    def compile(
+        self, wait: bool = True, warm: Optional[Callable[["RangeProgram", Tuple[int, ...]], None]] = None
+    ) -> None:
+        """Compile the plan. First the program every call can run (`_compile_first`): the largest bucket's, made for
+        the whole range (the *cover*). If bounded dims cannot express the program, the plan becomes one static
+        program per shape (`plan_sizes`), all compiled now. Unless `wait`, the rest of the plan then compiles in the
+        background (``background.Jobs``: a call runs the best program ready for its shape, see `launcher`;
+        `warm(self, bucket)` runs each new program once) and this returns. A bucket whose program would need a
+        computed size of 0 or 1 (see ``markers.SmallSize``) is split: each of its sizes gets a bucket of its own
+        (`_split`)."""
+        self._start = time.perf_counter()
+        self._warm = warm
         what = self.compiler.name
         with logger.progress(f"{what}: the programs of the declared range", len(self.buckets())) as progress:
             if not self.per_size:  # (a per-size plan here: loaded, with programs XLA could not save)
                 try:
-                    self._compile_bounded(progress)
+                    self._compile_first(progress)
+                    if wait or not self._covered():
+                        self._compile_rest(progress)
                 except Exception as e:  # Unsupported, or a bounded program the compiler rejects
                     static = {b: p for b, p in self.programs.items() if self.exact(b)}
-                    self._plan(cheap=False, per_size=True)
+                    self._plan(per_size=True)
                     self.programs = {b: p for b, p in static.items() if b in set(self.buckets())}
                     reason = _first_line(e)
                     logger.log(
                         lambda: f"[compile] {what}: no bounded programs ({reason}); " + self.per_size_note(), "compile"
                     )
             if self.per_size:
-                opt = tuple(self.variables[n][1] for n in self.names)
+                opt = self._opt_bucket()
                 if opt not in self.programs:  # (a program that does not compile at all fails here, once)
                     self._compile_bucket(opt)
                 self._compile_rest(progress)
-            while self._small:
-                small, self._small = self._small, []
-                if not self._split(small):
-                    logger.log(
-                        f"[compile] {what}: too many sizes to give each its own bucket (at most "
-                        f"{range_plan.MAX_STATIC_PROGRAMS}): the shapes of {len(small)} bucket(s) compile at "
-                        "their first call",
-                        "compile",
-                    )
-                    break
-                self._compile_rest(progress)
-        if not self.programs:
-            raise SmallSize("every bucket needs a computed size of 0 or 1")
+            if wait or not self._covered():
+                self._compile_small(progress)
+                self._log_ready()
+                return
+            progress.set_total(progress.done)  # (the bar covers what tp.compile waits for)
+        rest = self._missing()
         logger.log(
             lambda: (
-                f"[compile] {what}: {len(self.programs)} programs cover "
+                f"[compile] {what}: ready in {time.perf_counter() - self._start:.3f} s: "
+                f"{self._ready_text()}; {len(rest)} more compile in the background"
+            ),
+            "compile",
+        )
+        # (the cover runs once last: at its bound, the largest bucket's run costs the most)
+        self._jobs = Jobs(self._compile_later, rest + [self._largest()], finished=self._log_ready)
+        self._jobs.start()
+
+    def _compile_first(self, progress: Any) -> None:
+        """The cover: the largest bucket's program, made for the whole range (see `compile`); then whether the
+        program is cheap (`_find_cheap`). (Not the opt bucket's too: two programs side by side took ~1.7x one on
+        2 cores, where the plan's pass pipeline holds the GIL; opt's compiles first in the background.)"""
+        largest = self._largest()
+        if largest not in self.programs:  # (loaded, see `deserialize`)
+            self._compile_bucket(largest)
+            progress.step_done()
+        if largest in self._small:  # no bounded program for the whole range: the largest bucket for its own sizes
+            self._small.remove(largest)
+            self._cover = False
+            self._compile_bucket(largest)
+        elif largest in self.programs and not self.exact(largest) and not self.loaded:
+            self._cover_program = (largest, self.programs[largest])
+        self._find_cheap()
+
+    def _find_cheap(self) -> None:
+        """Whether XLA's cost analysis finds the largest bucket's program cheap (see ``range_plan``): then the shapes
+        its calls bring get static programs of their own (``Program.launcher``)."""
+        largest = self.programs.get(self._largest())
+        self.cheap = bool(
+            range_plan.EXACT_SIZES
+            and largest is not None
+            and _xla.is_cheap(largest[0], range_plan.CHEAP_FLOPS, range_plan.CHEAP_BYTES)
+        )
+        if self.cheap:
+            logger.log(
+                f"[compile] {self.compiler.name}: a cheap program (XLA's cost analysis): each input shape its calls "
+                f"bring gets a static program of its own, compiled in the background (at most "
+                f"{range_plan.EXACT_SIZES})",
+                "compile",
+            )
+
+    def _largest(self) -> Tuple[int, ...]:
+        return tuple(self.bounds[n][-1] for n in self.names)
+
+    def _opt_bucket(self) -> Tuple[int, ...]:
+        return tuple(self._bound_of[n][self.variables[n][1]] for n in self.names)
+
+    def _covered(self) -> bool:
+        """Whether one program runs every shape of the ranges: the cover (see `compile`)."""
+        return self._cover_program is not None
+
+    def _missing(self) -> List[Tuple[int, ...]]:
+        """The plan's buckets without a program, the opt bucket's neighbours first (the likeliest calls)."""
+        opt = self._opt_bucket()
+        rest = [b for b in self.buckets() if b not in self.programs]
+        return sorted(
+            rest,
+            key=lambda b: sum(
+                abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)
+            ),
+        )
+
+    def _compile_later(self, bucket: Tuple[int, ...]) -> None:
+        """Compile `bucket` in the background (see `compile`) and run it once (`warm`): a failure is logged, and its
+        shapes keep running the cover; a bucket that must be split adds its sizes' buckets to the jobs."""
+        try:
+            if bucket not in self.programs:
+                self._compile_bucket(bucket)
+            if bucket in self.programs and self._warm is not None:
+                self._warm(self, bucket)
+        except Exception as e:
+            logger.log(
+                f"[compile] {self.compiler.name}: the program for {dict(zip(self.names, bucket))} failed to "
+                f"compile ({_first_line(e)}); its shapes run in the program for the whole range",
+                "compile",
+            )
+        with self.lock:
+            small, self._small = self._small, []
+            before = set(self.buckets())
+            if small and self._split(small):
+                assert self._jobs is not None
+                self._jobs.add([b for b in self.buckets() if b not in before])
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until every program of the plan is compiled (at most `timeout` seconds); whether they are."""
+        return self._jobs is None or self._jobs.wait(timeout)
+
+    @property
+    def ready(self) -> bool:
+        """Whether every program of the plan is compiled."""
+        return self._jobs is None or self._jobs.done
+
+    def _ready_text(self) -> str:
+        """The programs ready now, in words."""
+        with self.lock:
+            ready = list(self.programs)
+        parts = []
+        if self._covered():
+            parts.append("one program for the whole range")
+        exact = [b for b in ready if self.exact(b)]
+        if exact:
+            parts.append(
+                f"{len(exact)} static program(s) ("
+                + "; ".join(", ".join(f"{n} = {x}" for n, x in zip(self.names, b)) for b in exact[:3])
+                + (", ..." if len(exact) > 3 else "")
+                + ")"
+            )
+        return " and ".join(parts) or "no programs"
+
+    def _log_ready(self) -> None:
+        logger.log(
+            lambda: (
+                f"[compile] {self.compiler.name}: {len(self.programs)} programs cover "
                 + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, _, hi) in self.variables.items())
-                + f" (plan: {self.plan_text()}; {time.perf_counter() - start:.3f} s)"
+                + f" (plan: {self.plan_text()}; {time.perf_counter() - self._start:.3f} s)"
             ),
             "compile",
         )
 
-    def _compile_bounded(self, progress: Any) -> None:
-        largest = tuple(self.bounds[n][-1] for n in self.names)
-        if largest not in self.programs:  # (loaded from disk, see `deserialize`)
-            self._compile_bucket(largest)
-            progress.step_done()
-        if (
-            range_plan.EXACT_SIZES
-            and len(self.names) == 1
-            and largest in self.programs
-            and not self.loaded
-            and _xla.is_cheap(self.programs[largest][0], range_plan.CHEAP_FLOPS, range_plan.CHEAP_BYTES)
-        ):
-            self._plan(cheap=True)
-            logger.log(
-                f"[compile] {self.compiler.name}: a cheap program (XLA's cost analysis): each of the "
-                f"{range_plan.EXACT_SIZES} shapes nearest opt gets a program of its own",
-                "compile",
-            )
-            if self.exact(largest):
-                del self.programs[largest]  # (now an exact bucket: compiled again as a static program)
-        self._compile_rest(progress)
+    def _compile_small(self, progress: Any) -> None:
+        """Split the buckets without a bounded program (see `_split`) and compile their sizes' programs."""
+        while self._small:
+            small, self._small = self._small, []
+            if not self._split(small):
+                logger.log(
+                    f"[compile] {self.compiler.name}: too many sizes to give each its own bucket (at most "
+                    f"{range_plan.MAX_STATIC_PROGRAMS}): the shapes of {len(small)} bucket(s) compile at "
+                    "their first call",
+                    "compile",
+                )
+                break
+            self._compile_rest(progress)
+        if not self.programs:
+            raise SmallSize("every bucket needs a computed size of 0 or 1")
 
     def _compile_rest(self, progress: Any) -> None:
         """Compile the plan's buckets that have no program yet, on several threads (`progress` counts them)."""
@@ -228,8 +353,11 @@ class RangeProgram:
                     f"shapes: {_first_line(e)})",
                     "compile",
                 )
+                self._left_out.add(bucket)
                 return
-            self.programs[bucket] = (self.compiler.compile(module, why), [])
+            exe = self.compiler.compile(module, why)
+            with self.lock:
+                self.programs[bucket] = (exe, [])
             return
         try:
             module, out_dims = pipeline.bound(
@@ -255,12 +383,18 @@ class RangeProgram:
                 f"{_first_line(e)}); its shapes compile at their first call",
                 "compile",
             )
+            self._left_out.add(bucket)
             return
         why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
-        self.programs[bucket] = (self.compiler.compile(module, why), out_dims)
+        exe = self.compiler.compile(module, why)
+        with self.lock:
+            self.programs[bucket] = (exe, out_dims)
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
-        """The smallest shapes `bucket` holds: each variable at the size after the bound below its own."""
+        """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
+        smallest for the cover, see `compile`)."""
+        if self._cover and bucket == self._largest():  # (never size 0: see `covers`)
+            return self.bucket_shapes(tuple(max(1, self.variables[n][0]) for n in self.names))
         lows = []
         for n, b in zip(self.names, bucket):
             k = self.bounds[n].index(b)
@@ -271,7 +405,9 @@ class RangeProgram:
     def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
         """Each bucket's bounds, output dims and compiled program (bytes). A program XLA cannot serialize (on
         jaxlib 0.10, XLA:CPU's sort) is saved without its code (empty bytes, logged), so that loading finds the
-        same plan and compiles that program (see ``Program.compile_range``)."""
+        same plan and compiles that program (see ``Program.compile_range``). Waits for the plan's background
+        compiles: a saved executable is always complete."""
+        self.wait()
         saved = []
         for bucket, (exe, out_dims) in self.programs.items():
             try:
@@ -288,12 +424,11 @@ class RangeProgram:
 
     def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
         """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
-        not fit this range's plans: a static program per shape, an ordinary or a cheap program's buckets (each
-        saved program is static or bounded as its bucket is in the plan; a static one has no output dims)."""
+        not fit this range's plans: a static program per shape, or the buckets (each saved program is static or bounded as its bucket is in the plan; a static one has no output dims)."""
         saved_buckets = {tuple(b) for b, _, _ in saved}
         static = {tuple(b) for b, out_dims, _ in saved if not out_dims}
-        for cheap, per_size in ((False, True), (False, False), (True, False)):
-            self._plan(cheap, per_size)
+        for per_size in (True, False):
+            self._plan(per_size)
             for i, n in enumerate(self.names):  # (sizes that got buckets of their own, see `_split`)
                 self.bounds[n] = sorted(set(self.bounds[n]) | {b[i] for b in saved_buckets})
             self._bound_of = {n: range_plan.lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
@@ -305,14 +440,41 @@ class RangeProgram:
         for bucket, out_dims, data in saved:
             if data:  # (no code: compiled by Program.compile_range)
                 self.programs[tuple(bucket)] = (self.compiler.load(data), [list(d) for d in out_dims])
+        if not self.per_size:
+            self._find_cheap()
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
-        """Whether `shapes` are in range and their bucket has a program."""
+        """Whether `shapes` are in range and a program runs them: their bucket's, or the cover."""
         for i, d in self.dynamic_dims:
             lo, _, hi = self.variables[self.shapes[i][d]]  # type: ignore[index]
             if not lo <= shapes[i][d] <= hi:
                 return False
-        return self.bucket_of(shapes) in self.programs
+        bucket = self.bucket_of(shapes)
+        if bucket in self.programs:
+            return True
+        if bucket in self._left_out or not self._covered():
+            return False
+        if any(shapes[i][d] == 0 for i, d in self.dynamic_dims):
+            # (XLA's dynamic padder divides by real sizes: a size 0 runs in its own bucket only, compiled next)
+            return self._wait_for(bucket)
+        # The cover runs them while their bucket compiles. With one variable, the cover checks their sizes itself
+        # (``bounded_markers``); sizes of several variables may also have to agree (two batch dims added): a bucket
+        # bounding them apart holds only shapes the program rejects, which the cover must not run.
+        if len(self.names) > 1:
+            valid = self._valid_shapes.get(tuple(shapes))
+            if valid is None:
+                valid = self._valid_shapes[tuple(shapes)] = _valid(self.module_bytes, list(shapes))
+            return valid
+        return True
+
+    def _wait_for(self, bucket: Tuple[int, ...]) -> bool:
+        """Wait for `bucket`'s program (compiled next); whether it has one (the one case where a call waits)."""
+        if self._jobs is None:
+            return bucket in self.programs
+        self._jobs.first(bucket)
+        while bucket not in self.programs and not self._jobs.done:
+            time.sleep(0.001)
+        return bucket in self.programs
 
     def bucket_of(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
         """The bucket that holds input shapes `shapes` (in range)."""
@@ -321,11 +483,24 @@ class RangeProgram:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
         return tuple(self._bound_of[n][sizes[n]] for n in self.names)
 
+    def running(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[Tuple[int, ...], Any, bool]:
+        """(bucket, compiled program, whether it is bounded) that runs input shapes `shapes` (in range, see
+        `covers`) now: their bucket's, or the cover's while theirs compiles."""
+        bucket = self.bucket_of(shapes)
+        with self.lock:
+            program = self.programs.get(bucket)
+            if program is not None:
+                return bucket, program[0], not self.exact(bucket)
+            assert self._cover_program is not None
+            return self._cover_program[0], self._cover_program[1][0], True
+
     def ready_launchers(self) -> List[Tuple[Tuple[Tuple[int, ...], ...], Any]]:
-        """(input shapes, launcher) of each exact bucket whose launcher has run (``Program.warm_up``)."""
+        """(input shapes, launcher) of each exact bucket whose launcher has run (``Program._warm_up``)."""
+        with self.lock:
+            launchers = list(self._launchers.items())
         return [
             (shapes, launcher)
-            for shapes, launcher in self._launchers.items()
+            for shapes, launcher in launchers
             if isinstance(launcher, _xla.Launcher) and launcher.out_shapes
         ]
 
@@ -339,28 +514,53 @@ class RangeProgram:
         exact bucket, else a ``BoundedLauncher`` (`on_invalid(shapes)`: the error for shapes that the
         program's shape arithmetic rejects, see ``bounded_markers._check_reshape_sizes``)."""
         launcher = self._launchers.get(shapes)
-        if launcher is None:
-            bucket = self.bucket_of(shapes)
-            exe, out_dims = self.programs[bucket]
+        if launcher is not None:
+            return launcher
+        bucket = self.bucket_of(shapes)
+        with self.lock:
+            program = self.programs.get(bucket)
+            if program is None:  # (still compiling: the cover runs the call, and the bucket compiles next)
+                if self._jobs is not None:
+                    self._jobs.first(bucket)
+                assert self._cover_program is not None  # (`covers`)
+                bucket, program = self._cover_program
+                launcher = self._provisional.get(shapes)
+                if launcher is None:
+                    launcher = self._provisional[shapes] = self._bounded(bucket, program, shapes, on_error, on_invalid)
+                return launcher
             if self.exact(bucket):
-                launcher = _xla.Launcher(exe, on_error)
+                launcher = _xla.Launcher(program[0], on_error)
             else:
-                inner = self._bucket_launchers.get(bucket)
-                if inner is None:
-                    inner = self._bucket_launchers[bucket] = _xla.Launcher(exe, on_error)
-                launcher = BoundedLauncher(
-                    inner,
-                    self.bucket_shapes(bucket),
-                    shapes,
-                    self.dynamic_dims,
-                    out_dims,
-                    platform(self.device),
-                    self.device.index,
-                    on_invalid,
-                )
+                launcher = self._bounded(bucket, program, shapes, on_error, on_invalid)
             if len(self._launchers) >= 4096:
                 self._launchers.clear()
             self._launchers[shapes] = launcher
+            self._provisional.pop(shapes, None)
+        return launcher
+
+    def _bounded(
+        self,
+        bucket: Tuple[int, ...],
+        program: Tuple[Any, List[List[int]]],
+        shapes: Tuple[Tuple[int, ...], ...],
+        on_error: Callable[[Exception], Exception],
+        on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]],
+    ) -> BoundedLauncher:
+        """A launcher of `bucket`'s bounded `program` for input shapes `shapes`."""
+        inner = self._bucket_launchers.get(bucket)
+        if inner is None:
+            inner = self._bucket_launchers[bucket] = _xla.Launcher(program[0], on_error)
+        launcher = BoundedLauncher(
+            inner,
+            self.bucket_shapes(bucket),
+            shapes,
+            self.dynamic_dims,
+            program[1],
+            platform(self.device),
+            self.device.index,
+            on_invalid,
+        )
+        launcher.provisional = bucket != self.bucket_of(shapes)
         return launcher
 
 

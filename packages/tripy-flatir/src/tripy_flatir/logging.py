@@ -302,6 +302,16 @@ class Logger:
         p.step_done(description)``. See ``Progress``."""
         return Progress(self, what, total, topic)
 
+    @contextlib.contextmanager
+    def background(self) -> Iterator[None]:
+        """Work in this thread runs in the background (compiles ``tp.compile`` did not wait for): its progress
+        reports log their lines but show no bar and do not count as work the caller waits on."""
+        _background.on = True
+        try:
+            yield
+        finally:
+            _background.on = False
+
     def _enabled_here(self, verbosity: str) -> bool:
         """With per-path verbosities: whether `verbosity` is on for the part of tripy that is logging."""
         per_path = getattr(self._verbosity, "per_path", ())
@@ -339,6 +349,7 @@ def _from_environment(value: str) -> frozenset[str]:
 
 
 _PROGRESS_LOCK = threading.Lock()
+_background = threading.local()  # .on: this thread's work is in the background (``Logger.background``)
 
 
 class Progress:
@@ -363,12 +374,16 @@ class Progress:
         self._bar: Any = None
         self._stop = threading.Event()
         self._ticker: Optional[threading.Thread] = None
+        self._quiet = False  # (set on entry: background work shows no bar)
 
     def __enter__(self) -> "Progress":
+        self._start = time.perf_counter()
+        self._quiet = getattr(_background, "on", False)
+        if self._quiet:  # (background work: lines in the log only)
+            return self
         with _PROGRESS_LOCK:
             Progress._depth += 1
             outermost = Progress._depth == 1
-        self._start = time.perf_counter()
         if outermost and _bar_wanted():
             self._bar = _tqdm()(
                 total=self.total,
@@ -385,6 +400,8 @@ class Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._quiet:
+            return
         with _PROGRESS_LOCK:
             Progress._depth -= 1
         self._stop.set()
@@ -411,6 +428,8 @@ class Progress:
     def step_started(self, description: str) -> None:
         self.logger.log(lambda: f"[{self.topic}] {self.what}: {description} ...", self.topic)
         shown = Progress._shown
+        if self._quiet:
+            return
         if shown is not None and shown is not self:  # (work inside the work with the bar)
             shown._bar.set_postfix_str(f"{self.what} {self.done}/{self.total}", refresh=False)
         elif self._bar is not None:
@@ -430,6 +449,8 @@ class Progress:
                 self.topic,
             )
         shown = Progress._shown
+        if self._quiet:
+            return
         if self._bar is not None:
             self._bar.update(1)
         elif shown is not None:

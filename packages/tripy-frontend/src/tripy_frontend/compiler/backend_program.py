@@ -21,10 +21,12 @@ def build_program(
     what: str,
     saved: Any,
     num_devices: int = 1,
+    wait: bool = False,
 ) -> Program:
-    """The backend program. A dynamic one is compiled for the whole declared range now (bounded programs,
-    see ``tripy_backend.ranges``), so no call inside the range compiles; if it cannot be, for the `opt`
-    shapes, so that compile errors surface now rather than at the first call."""
+    """The backend program. A dynamic one is compiled for the whole declared range (bounded programs, see
+    ``tripy_backend.ranges``), so no call inside the range compiles: this returns once a program runs every shape
+    in range, and the rest of the plan compiles in the background unless `wait`. If it cannot be, it is compiled
+    for the `opt` shapes, so that compile errors surface now rather than at the first call."""
     shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
     program = backend_compile(
         module_bytes,
@@ -39,9 +41,8 @@ def build_program(
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
         all_dims = dims + [tuple(c.shape) for c in constants]
-        if program.compile_range(all_dims, variables):
-            program.warm_up([info.dtype.numpy_dtype for info in infos], constants)
-        else:
+        dtypes = [info.dtype.numpy_dtype for info in infos]
+        if not program.compile_range(all_dims, variables, dtypes, constants, wait):
             error = program.range_error(all_dims, variables, _labels(names, infos))  # (sizes the program refuses)
             if error is not None:
                 raise error

@@ -37,6 +37,7 @@ def compile(
     *,
     args: Sequence[Any] = (),
     kwargs: Optional[Dict[str, Any]] = None,
+    wait: bool = False,
 ) -> Executable[R]:
     """Compile a function or :class:`tripy.Module` into an :class:`Executable`.
 
@@ -52,9 +53,14 @@ def compile(
     ``x.shape[d]`` is a run-time :class:`DimensionSize` that tripy ops (reshape, full, slicing,
     arithmetic) accept, so one trace is right for every shape in range. Static dims fold to constants
     (and convert to Python numbers: ``D = C // 2; s = 1 / math.sqrt(D)``). The whole range is compiled
-    here, once, so no call inside it compiles: a few bounded programs (buckets such as powers of two, ``opt``
+    once, so no call inside it compiles: a few bounded programs (buckets such as powers of two, ``opt``
     and ``max``) whose padding is masked where an op would read it, convolutions and pooling over a dynamic
-    image size included; a cheap program also gets static programs for the sizes nearest ``opt``. What
+    image size included, and a static program for the ``opt`` shapes; a cheap program also gets static programs
+    for each shape its calls bring. ``tp.compile`` returns as soon as every shape in range can run: once the
+    largest bucket's program, made to run the whole range, is compiled; the other programs compile in the
+    background, at low priority (the ``opt`` program first), and each call runs the best program ready for its
+    shapes (a call never waits for a compile). ``wait=True``, :meth:`Executable.wait` and
+    :meth:`Executable.save` wait for the whole plan. What
     bounded dims cannot express (a sort or top-k along a dynamic dim, a pad by a size-dependent amount) gets
     a static program per shape, for at most 64 shapes; the ``compile`` log names the plan and any sizes left
     to compile at their first call. The "Eager and compiled" guide says what each op family costs.
@@ -74,6 +80,8 @@ def compile(
             call may pass them again or leave them out), :class:`DimensionInputInfo` s for runtime shape
             values (the function gets a :class:`DimensionSize`), anything else is baked in.
         kwargs: Keyword arguments for `func`, likewise.
+        wait: Return only once every program of the declared ranges' plan is compiled (by default the rest of
+            the plan compiles in the background; see above).
 
     Returns:
         The executable, which takes the runtime inputs (as tensors) and returns what `func` returns.
@@ -144,6 +152,7 @@ def compile(
                 layouts=layouts,
                 nesting=nesting,
                 hints=hints,
+                wait=wait,
             )
 
 

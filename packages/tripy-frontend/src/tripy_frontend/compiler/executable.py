@@ -138,18 +138,29 @@ class Executable(Generic[R]):
         layouts: Optional[Sequence[Optional[Layout]]] = None,
         nesting: Optional[Nesting] = None,
         hints: Sequence[str] = (),
+        wait: bool = True,
     ) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
         inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
         split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
         the executable takes its runtime inputs in (``compiler/nested_inputs.py``); `hints`: added to the
-        report of a call with the wrong inputs (arguments of tp.compile that look like a forgotten InputInfo)."""
+        report of a call with the wrong inputs (arguments of tp.compile that look like a forgotten InputInfo);
+        `wait`: return once every program of a range plan is compiled, not once every shape can run."""
         self = cls.__new__(cls)
         self._hints = tuple(hints)
         self._layouts = list(layouts) if layouts is not None else None
         self._program = build_program(
-            module_bytes, names, infos, constants, device, optimization_level, what, saved, spmd.num_devices(layouts)
+            module_bytes,
+            names,
+            infos,
+            constants,
+            device,
+            optimization_level,
+            what,
+            saved,
+            spmd.num_devices(layouts),
+            wait,
         )
         self._module_bytes = module_bytes
         self._names = tuple(names)
@@ -244,10 +255,11 @@ class Executable(Generic[R]):
             launch = self._program.launcher(key + self._constant_shapes)
             buffers = launch(buffers + self._constants)
             out_shapes = tuple(tuple(r.shape) for r in buffers)
-            if len(self._runs) >= _MAX_SIGNATURES:
-                del self._runs[next(iter(self._runs))]  # forget the oldest
-            execute, finish = launch.steps()
-            self._runs[key] = (execute, finish, out_shapes, launch)
+            if not launch.provisional:  # (one standing in while its shapes' program compiles is not kept)
+                if len(self._runs) >= _MAX_SIGNATURES:
+                    del self._runs[next(iter(self._runs))]  # forget the oldest
+                execute, finish = launch.steps()
+                self._runs[key] = (execute, finish, out_shapes, launch)
         else:
             out_shapes, launch = run[2], run[3]
             buffers = launch(buffers + self._constants)
@@ -426,6 +438,31 @@ class Executable(Generic[R]):
     __str__ = __repr__
 
     # ---- saving and loading ------------------------------------------------------------------------------
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until every program of the declared ranges' plan is compiled. :func:`compile` returns as soon as
+        every shape in range can run and compiles the rest of the plan in the background; calls never wait for
+        it, but a benchmark or a server that wants every call at its fastest from the start can.
+
+        Args:
+            timeout: At most this many seconds (None: as long as it takes).
+
+        Returns:
+            Whether the whole plan is compiled (always, without a `timeout`).
+
+        .. code-block:: python
+
+            exe = tp.compile(lambda x: x * 2, args=[tp.InputInfo(((1, 8, 64),), tp.float32)])
+            assert exe.wait()
+            assert exe.ready
+        """
+        return self._program.wait(timeout)
+
+    @property
+    def ready(self) -> bool:
+        """Whether every program of the declared ranges' plan is compiled (see :meth:`wait`); always True for an
+        executable of static shapes."""
+        return self._program.ready
+
     def save(self, path: str) -> None:
         """Save this executable to a file: its signature, the baked-in tensors, the program as a
         versioned, portable StableHLO artifact that later versions of tripy can load, and its compiled

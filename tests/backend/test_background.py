@@ -1,0 +1,71 @@
+"""tripy_backend.background.Jobs: work off the caller's thread, in order, with a way to move an item first."""
+
+import sys
+import threading
+
+from tripy_backend import background
+
+
+def test_every_item_runs_once_then_finished():
+    done, finished = [], threading.Event()
+    lock = threading.Lock()
+
+    def work(item):
+        with lock:
+            done.append(item)
+
+    jobs = background.Jobs(work, list(range(20)), finished=finished.set, threads=2).start()
+    assert jobs.wait(timeout=60) and jobs.done
+    assert sorted(done) == list(range(20))
+    assert finished.wait(timeout=60)
+
+
+def test_first_moves_an_item_ahead_of_the_others():
+    order = []
+    jobs = background.Jobs(order.append, ["a", "b", "c"], threads=1)
+    jobs.first("c")
+    jobs.first("missing")  # (not an item: nothing happens)
+    assert jobs.start().wait(timeout=60)
+    assert order == ["c", "a", "b"]
+
+
+def test_wait_with_a_timeout_says_whether_the_items_are_done():
+    gate = threading.Event()
+    jobs = background.Jobs(lambda item: gate.wait(timeout=60), [1], threads=1).start()
+    assert not jobs.wait(timeout=0.05) and not jobs.done
+    gate.set()
+    assert jobs.wait(timeout=60)
+
+
+def test_work_adds_items_for_the_threads_still_running():
+    seen, made, holder = [], threading.Event(), []
+
+    def work(item):
+        made.wait(timeout=60)
+        seen.append(item)
+        if item < 3:
+            assert holder[0].add([item + 10])
+
+    holder.append(background.Jobs(work, [1, 2], threads=1).start())
+    made.set()
+    assert holder[0].wait(timeout=60)
+    assert sorted(seen) == [1, 2, 11, 12]
+
+
+def test_the_switch_interval_is_short_while_jobs_run_and_restored_after():
+    before = sys.getswitchinterval()
+    gate, seen = threading.Event(), []
+
+    def work(item):
+        seen.append(sys.getswitchinterval())
+        gate.wait(timeout=60)
+
+    jobs = background.Jobs(work, [1], threads=1).start()
+    while not seen:
+        pass
+    assert seen[0] == min(before, background.SWITCH_INTERVAL)
+    gate.set()
+    jobs.wait(timeout=60)
+    for t in jobs._threads:
+        t.join(timeout=60)
+    assert sys.getswitchinterval() == before

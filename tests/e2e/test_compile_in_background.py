@@ -1,0 +1,127 @@
+"""tp.compile returns once every shape in range can run; the rest of the plan compiles in the background. Calls
+made meanwhile (from several threads too) are right and never wait for a compile; Executable.wait, wait=True and
+Executable.save wait for the whole plan; an interpreter that exits meanwhile neither hangs nor crashes."""
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import tripy as tp
+import tripy_backend
+from tripy_backend import range_plan
+
+RNG = np.random.default_rng(0)
+
+
+def matmul_program():
+    """A program that is not cheap (134 MFLOP at 64 rows): a plan of bounded buckets, no specializations."""
+    w = RNG.standard_normal((1024, 1024)).astype(np.float32)
+    return w, (lambda x: x @ tp.Tensor(w))
+
+
+def test_compile_returns_with_the_cover_and_opt_and_the_rest_follows(logged):
+    w, func = matmul_program()
+    exe, text = logged(lambda: tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
+    assert "ready in " in text and "one program for the whole range; 7 more compile in the background" in text
+    assert "more compile in the background" in text
+    assert exe.wait(timeout=600) and exe.ready
+    assert exe._program.ranges.programs.keys() == set(exe._program.ranges.buckets())
+
+
+def test_calls_from_several_threads_while_the_plan_compiles(monkeypatch):
+    w, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+    before = tripy_backend.compilation_count()
+    errors = []
+
+    def sweep(offset):
+        try:
+            for n in list(range(1 + offset, 65, 4)) * 2:
+                x = RNG.standard_normal((n, 1024)).astype(np.float32)
+                out = np.from_dlpack(exe(tp.Tensor(x)))
+                assert np.allclose(out, x @ w, rtol=1e-3, atol=1e-2), n
+        except Exception as e:  # (reported by the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=sweep, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert tripy_backend.compilation_count() == before  # no call compiled on its own thread
+    assert exe.wait(timeout=600)
+
+
+def test_wait_true_returns_with_the_whole_plan():
+    _, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 4, 16), 1024), tp.float32)], wait=True)
+    assert exe.ready
+    x = tp.Tensor(np.ones((3, 1024), np.float32))
+    before = tripy_backend.compilation_count(background=True)
+    exe(x).eval()
+    assert tripy_backend.compilation_count(background=True) == before
+
+
+def test_a_cheap_program_gets_static_programs_for_the_shapes_its_calls_bring(logged):
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)])
+    )
+    assert "a cheap program (XLA's cost analysis)" in text
+    exe.wait()
+    before = tripy_backend.compilation_count()
+    for n in (3, 47, 100):
+        x = RNG.standard_normal((n, 3)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.exp(x) * 2.0, rtol=1e-6), n  # padded, for now
+    assert exe.wait(timeout=600)
+    assert {((3, 3),), ((47, 3),)} <= set(exe._program._launchers)  # (100 is a bound: no padding to save)
+    for n in (3, 47):  # now in their own programs
+        x = RNG.standard_normal((n, 3)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.exp(x) * 2.0, rtol=1e-6), n
+        assert ((n, 3),) in exe._runs  # (kept by the fast path once the static program is there)
+    assert tripy_backend.compilation_count() == before
+
+
+def test_a_cheap_program_stops_specializing_at_the_limit(monkeypatch):
+    monkeypatch.setattr(range_plan, "EXACT_SIZES", 2)
+    exe = tp.compile(lambda x: x + 1.0, args=[tp.InputInfo(((1, 4, 64), 2), tp.float32)], wait=True)
+    for n in (3, 5, 6, 9, 10):
+        x = RNG.standard_normal((n, 2)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x + 1.0), n
+    exe.wait()
+    assert len(exe._program._launchers) == 2
+
+
+def test_a_saved_executable_is_complete_even_right_after_compile(tmp_path):
+    _, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+    path = str(tmp_path / "mm.tpexe")
+    exe.save(path)  # (waits for the plan)
+    assert exe.ready
+    inputs = [tp.Tensor(np.ones((n, 1024), np.float32)) for n in (1, 5, 33, 64)]
+    before = tripy_backend.compilation_count(background=True)
+    loaded = tp.Executable.load(path)
+    assert loaded.ready
+    for x in inputs:
+        loaded(x).eval()
+    assert tripy_backend.compilation_count(background=True) == before
+
+
+@pytest.mark.parametrize("calls", [False, True])
+def test_exiting_while_the_plan_compiles_neither_hangs_nor_crashes(calls):
+    script = textwrap.dedent(f"""
+        import time, numpy as np, tripy as tp
+        w = tp.Tensor(np.ones((512, 512), np.float32))
+        exe = tp.compile(lambda x: tp.gelu(x @ w) @ w, args=[tp.InputInfo(((1, 8, 1024), 512), tp.float32)])
+        assert not exe.ready
+        if {calls}:
+            exe(tp.Tensor(np.ones((300, 512), np.float32))).eval()
+        print("exiting", flush=True)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "exiting" in proc.stdout
