@@ -79,38 +79,36 @@ class StackInfo:
 
 
 class located:
-    """``with located(frame):`` makes `frame` the user's frame of everything made in it on this thread: what
-    ``capture`` gives (and so the location of each op in the MLIR, the line of error reports and profiles).
-    For code that builds tripy ops on behalf of source written elsewhere: an importer makes the ops of a PyTorch
-    node at the line of the PyTorch module that made the node. None: no change."""
+    """``with located(StackInfo.at(frame)):`` makes `frame` the user's frame of everything made in it on this
+    thread: what ``capture`` gives (and so the location of each op in the MLIR, the line of error reports and
+    profiles). For code that builds tripy ops on behalf of source written elsewhere: an importer makes the ops of
+    a PyTorch node at the line of the PyTorch module that made the node. None: no change."""
 
     __slots__ = ("_info", "_previous")
-    _active = 0  # contexts open on any thread: capture() looks for this thread's only while there are some
-    _lock = threading.Lock()
 
-    def __init__(self, frame: Optional[SourceFrame]) -> None:
-        self._info = StackInfo.at(frame) if frame is not None else None
+    def __init__(self, info: Optional[StackInfo]) -> None:
+        self._info = info
         self._previous: Optional[StackInfo] = None
 
     def __enter__(self) -> None:
-        if self._info is None:
-            return
-        self._previous = getattr(_LOCATED, "info", None)
-        _LOCATED.info = self._info
-        with located._lock:
-            located._active += 1
+        if self._info is not None:
+            thread = threading.get_ident()
+            self._previous = _GIVEN.get(thread)
+            _GIVEN[thread] = self._info
 
     def __exit__(
         self, kind: Optional[type], value: Optional[BaseException], traceback: Optional[TracebackType]
     ) -> None:
-        if self._info is None:
-            return
-        _LOCATED.info = self._previous
-        with located._lock:
-            located._active -= 1
+        if self._info is not None:
+            thread = threading.get_ident()
+            if self._previous is None:
+                del _GIVEN[thread]
+            else:
+                _GIVEN[thread] = self._previous
 
 
-_LOCATED = threading.local()  # this thread's frame given by `located` (attribute `info`), if any
+# The frame `located` gives on each thread where one is open, by thread id (empty: capture() looks no further).
+_GIVEN: dict[int, StackInfo] = {}
 
 
 # Module name -> is it library code? (a dict lookup per frame instead of string matching.)
@@ -130,10 +128,10 @@ def capture(max_frames: int = StackInfo.MAX_FRAMES, skip: int = 0) -> StackInfo:
     `skip`: how many frames, starting with the caller's, are certainly tripy's and need not be looked at
     (each frame looked at costs: Python makes a frame object for it); e.g. 2 in a private helper that
     only tripy's ops call, for itself and the op."""
-    if located._active:  # (a frame given by an importer: see ``located``)
-        given = getattr(_LOCATED, "info", None)
+    if _GIVEN:  # (a frame given by an importer: see ``located``)
+        given = _GIVEN.get(threading.get_ident())
         if given is not None:
-            return given  # type: ignore[no-any-return]
+            return given
     try:
         frame = sys._getframe(1 + skip)
     except ValueError:  # (a shallower stack than promised)

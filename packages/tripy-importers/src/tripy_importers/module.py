@@ -14,7 +14,7 @@ import tripy_frontend.ops.cast as _cast
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
-from tripy_flatir.stack_info import SourceFrame
+from tripy_flatir.stack_info import StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.nn.module import Module
 from tripy_frontend.public_names import public_class
@@ -45,7 +45,7 @@ class Step:
     kwargs: Dict[str, Any]
     dtypes: Optional[Tuple[Optional[dtypes.dtype], ...]]
     where: str
-    location: Optional[SourceFrame] = None
+    location: Optional[StackInfo] = None
 
 
 def state_ref(name: str) -> Ref:

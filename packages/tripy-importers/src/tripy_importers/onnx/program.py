@@ -20,7 +20,7 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.logging import logger
-from tripy_flatir.stack_info import SourceFrame
+from tripy_flatir.stack_info import SourceFrame, StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension
 from tripy_frontend.tensor import Tensor
@@ -142,9 +142,10 @@ class _Converter:
         found = tuple(onnx_dtype(self.types[n]) if self.types.get(n) else None for n in names)
         return found if any(d is not None for d in found) else None
 
-    def location(self) -> SourceFrame:
+    def location(self) -> StackInfo:
         """The node being converted as the user's frame of its steps' ops: its line in ``node_lines``."""
-        return SourceFrame(self.file, self.line, "", linecache.getline(self.file, self.line).rstrip("\n"), None)
+        code = linecache.getline(self.file, self.line).rstrip("\n")
+        return StackInfo.at(SourceFrame(self.file, self.line, "", code, None))
 
     def convert(self, node: Any) -> None:
         where = _node_label(node)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir import dtypes
 from tripy_flatir.logging import logger
-from tripy_flatir.stack_info import SourceFrame
+from tripy_flatir.stack_info import SourceFrame, StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension
 from tripy_frontend.shared_data import shared_tensor
@@ -139,7 +139,8 @@ class _Converter:
         fn = op.fn
         if op.promote is not None:
             fn = registry.promoting(fn, op.promote, self.operand_dtype(node, op.promote))
-        self.steps.append(Step(node.name, name, fn, args, kwargs, result_dtypes, _where(frame, node), frame))
+        location = StackInfo.at(frame) if frame is not None else None
+        self.steps.append(Step(node.name, name, fn, args, kwargs, result_dtypes, _where(frame, node), location))
         self.refs[node.name] = Ref(node.name)
 
     def operand_dtype(self, node: Any, positions: Sequence[int]) -> Optional[dtypes.dtype]:
