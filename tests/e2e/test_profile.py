@@ -210,3 +210,11 @@ def test_an_executable_called_in_a_profiled_function_is_reported(program):
 
     with pytest.raises(tp.TripyException, match="(?s)expected 0 run.*saw 1.*tp.profile\\(executable"):
         tp.profile(calls_an_executable, *args, calls=1)
+
+
+def test_the_tensors_an_eager_function_returns_are_evaluated_in_its_calls():
+    x = tp.Tensor(np.arange(16, dtype=np.float32).reshape(4, 4))
+    prof = tp.profile(lambda x: {"exp": tp.exp(x), "relu": tp.relu(x - 8.0), "number": 3}, x, calls=2)
+    assert [c.program.count("eager program") for c in prof.calls] == [2, 2]
+    nothing = tp.profile(lambda x: x, x, calls=1)  # (nothing to evaluate: no program runs)
+    assert nothing.calls[0].program == "no program ran" and nothing.total_us == 0
