@@ -71,14 +71,19 @@ def test_a_torch_model_evaluated_eagerly_is_located_too(imported):
 def test_the_graphs_show_the_torch_lines(imported, tmp_path):
     model, x = imported
     exe = tp.compile(model, args=model.input_infos)
-    with open(os.path.join(tp.visualize(exe, save_to=str(tmp_path / "g")), "graphs.json")) as f:
-        sources = {
+    sources = _sources(tp.visualize(exe, save_to=str(tmp_path / "g")))
+    assert f"{__file__}:{BIG_LINE}  big = small @ self.w" in sources, sources
+
+
+def _sources(folder):
+    """The ``source`` of every node of the graphs that tp.visualize saved in `folder`."""
+    with open(os.path.join(folder, "graphs.json")) as f:
+        return {
             node["attrs"]["source"] if isinstance(node["attrs"], dict) else _attr(node["attrs"], "source")
             for graph in json.load(f)["graphs"]
             for node in graph["nodes"]
             if _has_source(node)
         }
-    assert f"{__file__}:{BIG_LINE}  big = small @ self.w" in sources, sources
 
 
 def _has_source(node):
@@ -116,6 +121,12 @@ def test_an_onnx_model_profile_names_its_nodes():
     labels = {r.label for r in prof.rows()}
     assert "<onnx hot_spot>:3  the node making 'z' (Relu)" in labels, labels
     assert all(label.startswith("<onnx hot_spot>:") for label in labels), labels
+
+
+def test_the_graphs_show_the_onnx_nodes(tmp_path):
+    model = _onnx_model()
+    exe = tp.compile(model, args=model.input_infos)
+    assert "<onnx hot_spot>:2  node 'layer1/MatMul' (MatMul)" in _sources(tp.visualize(exe, save_to=str(tmp_path)))
 
 
 def test_an_error_in_an_imported_step_points_at_the_node():
