@@ -121,8 +121,8 @@ def test_bad_arguments_are_reported(program):
         tp.profile(exe, *args[:2], warmup=0)
     with pytest.raises(tp.TripyException, match="shape"):
         tp.profile(exe, args[0], args[1], tp.ones((5,)), warmup=0)
-    with pytest.raises(tp.TripyException):
-        tp.profile(hot_spot, *args)  # (a function, not an executable)
+    with pytest.raises(tp.TripyException, match="takes a compiled executable or a function, not int"):
+        tp.profile(42, *args)
 
 
 def test_another_profiler_running_is_reported(program, tmp_path):
@@ -137,3 +137,84 @@ def test_another_profiler_running_is_reported(program, tmp_path):
     finally:
         jax.profiler.stop_trace()
     assert len(tp.profile(exe, *args, calls=1).calls) == 1  # (and it works again once that one stopped)
+
+
+# ---- eager mode: tp.profile of a function ----------------------------------------------------------------------
+EAGER_N = 1024  # (bigger than N: an eager call also builds its graph in Python, which the table does not hold)
+
+
+@pytest.fixture(scope="module")
+def eager_args():
+    rng = np.random.default_rng(1)
+    return [tp.Tensor(rng.random(s, dtype=np.float32)) for s in ((EAGER_N, EAGER_N), (EAGER_N, EAGER_N), (EAGER_N,))]
+
+
+def test_an_eager_function_is_profiled_by_line(eager_args):
+    prof = tp.profile(hot_spot, *eager_args, calls=4)
+    assert [c.index for c in prof.calls] == [0, 1, 2, 3]
+    assert all(
+        c.program == f"eager program (inputs {[EAGER_N, EAGER_N]}, {[EAGER_N, EAGER_N]}, {[EAGER_N]}, [])"
+        for c in prof.calls
+    ), prof.calls
+    _per_op(prof)
+    top = prof.rows()[0]
+    assert top.where is not None and top.where.file == __file__ and top.where.line == BIG_LINE
+    assert "DotOp" in top.tripy_ops and top.calls == 4 and top.total_us > 0.5 * prof.total_us
+    assert f"{__file__}:{BIG_LINE}  big = x @ w" in str(prof)
+    assert {r.where.line for r in prof.rows() if r.where is not None} <= {BIG_LINE, SMALL_LINE, BIG_LINE + 1}
+
+
+def test_an_eager_table_sums_to_the_measured_call_time(eager_args):
+    """As for an executable: the table adds up to the calls' wall-clock time within 10% (here the time of the
+    Python that builds each call's graph counts in the wall-clock time too)."""
+    prof = tp.profile(hot_spot, *eager_args, calls=10, warmup=2)
+    _per_op(prof)
+    table = statistics.median(c.time_us for c in prof.calls)
+    lines = statistics.median(sum(r.time_us for r in c.ops) for c in prof.calls)
+    wall = statistics.median(c.wall_us for c in prof.calls)
+    assert abs(table - wall) <= 0.10 * wall and lines >= 0.9 * table, (lines, table, wall)
+
+
+def evaluates_twice(x, w, b):
+    big = (x @ w).eval()
+    return tp.relu(big) + b
+
+
+def test_each_eager_evaluation_of_a_call_is_profiled(eager_args):
+    prof = tp.profile(evaluates_twice, *eager_args, calls=3)
+    assert all(c.program.count("eager program") == 2 and " + " in c.program for c in prof.calls)
+    _per_op(prof)
+    line = inspect.getsourcelines(evaluates_twice)[1] + 1
+    assert prof.rows()[0].where.line == line and "DotOp" in prof.rows()[0].tripy_ops
+    assert {r.where.line for r in prof.rows()} == {line, line + 1}
+    assert all({r.op.where.line for r in c.ops} == {line, line + 1} for c in prof.calls)
+
+
+def test_an_eager_program_cached_before_gets_the_lines_of_the_profiled_function():
+    x = tp.ones((8, 8))
+    (tp.exp(x) * 2.0).eval()  # (the same graph as below, made on this line: its program is cached now)
+
+    def scaled(x):
+        return tp.exp(x) * 2.0
+
+    prof = tp.profile(scaled, x, calls=2)
+    _per_op(prof)
+    assert {r.where.line for r in prof.rows()} == {inspect.getsourcelines(scaled)[1] + 1}
+
+
+def test_an_executable_called_in_a_profiled_function_is_reported(program):
+    exe, args = program
+
+    def calls_an_executable(*args):
+        return exe(*args)
+
+    with pytest.raises(tp.TripyException, match="(?s)expected 0 run.*saw 1.*tp.profile\\(executable"):
+        tp.profile(calls_an_executable, *args, calls=1)
+
+
+def test_the_tensors_an_eager_function_returns_are_evaluated_in_its_calls():
+    x = tp.Tensor(np.arange(16, dtype=np.float32).reshape(4, 4))
+    prof = tp.profile(lambda x: {"exp": tp.exp(x), "relu": tp.relu(x - 8.0), "number": 3}, x, calls=2)
+    assert [c.program.count("eager program") for c in prof.calls] == [2, 2]
+    nothing = tp.profile(lambda x: x, x, calls=1)  # (nothing to evaluate: no program runs)
+    assert nothing.calls[0].program == "no program ran" and nothing.total_us == 0

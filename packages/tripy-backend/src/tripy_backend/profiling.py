@@ -1,7 +1,8 @@
 """Where a compiled program's time goes, by the user's line: XLA's own profiler, joined with the program's HLO.
 
-``record(run, programs)`` runs ``run`` under XLA's profiler (``_xla.profiler_trace``); `programs` lists, for each
-call that ``run`` makes, the compiled program it runs (``program_of_call``). XLA:CPU records every HLO
+``record(run)`` runs ``run`` under XLA's profiler (``_xla.profiler_trace``); ``run`` says, for each call it made
+(of an executable, or of a function evaluated eagerly), its wall-clock time and the compiled programs it ran, in
+order (``program_of_call``). XLA:CPU records every HLO
 instruction (mostly fusions) it runs, tagged with the run it belongs to; ``hlo_ops`` says which FlatIR ops and
 which user line each instruction computes. The resulting ``Profile`` prints a table grouped by user line and
 saves a Chrome trace (``chrome://tracing``, https://ui.perfetto.dev). Nothing here runs unless a profile is asked
@@ -31,9 +32,10 @@ class CompiledProgram:
     label: str
 
 
-def program_of_call(program: Program, shapes: Tuple[Tuple[int, ...], ...]) -> CompiledProgram:
+def program_of_call(program: Program, shapes: Tuple[Tuple[int, ...], ...], what: str = "") -> CompiledProgram:
     """The compiled program that `program` runs for arguments of `shapes` (all its arguments, the baked-in
-    data's included), compiled if it has to be (as the call itself would)."""
+    data's included), compiled if it has to be (as the call itself would). `what` names a program that is not a
+    range program's bucket (default: static, or specialized to the call's shapes)."""
     text = _first(shapes, 4)
     launcher = program.launcher(shapes)
     ranges = program.ranges
@@ -42,7 +44,7 @@ def program_of_call(program: Program, shapes: Tuple[Tuple[int, ...], ...]) -> Co
         bounds = _first(ranges.bucket_shapes(bucket), 4)
         kind = "bounded bucket" if bounded else "exact bucket"
         return CompiledProgram(executable, program.module_bytes, f"{kind} {bounds} (inputs {text})")
-    what = "static program" if not program.is_dynamic else "program specialized to the call's shapes"
+    what = what or ("static program" if not program.is_dynamic else "program specialized to the call's shapes")
     return CompiledProgram(launcher.executable, program.module_bytes, f"{what} (inputs {text})")
 
 
@@ -59,7 +61,8 @@ class OpRun:
 
 @dataclass
 class Call:
-    """One call of the program: which compiled program ran, XLA's time for the run (us) and the ops it ran."""
+    """One call (of an executable, or of a function evaluated eagerly): which compiled program(s) ran (joined by
+    ``+``), XLA's time for their runs (us) and the ops they ran."""
 
     index: int
     program: str
@@ -87,12 +90,16 @@ class Row:
         return f"{self.where.file}:{self.where.line}" + (f"  {code}" if code else "")
 
 
-def record(run: Callable[[], List[float]], programs: Sequence[CompiledProgram]) -> "Profile":
-    """Run `run` (which calls the program once for each of `programs`, in order, and gives each call's wall-clock
-    time in us) under XLA's profiler."""
-    walls: List[float] = []
+# What ``record``'s `run` gives for each call it made: its wall-clock time (us) and the compiled programs it ran.
+CallRuns = Tuple[float, List[CompiledProgram]]
+
+
+def record(run: Callable[[], List[CallRuns]]) -> "Profile":
+    """Run `run` (which makes the calls to profile and gives, for each, its wall-clock time in us and the compiled
+    programs it ran, in order) under XLA's profiler."""
+    made: List[CallRuns] = []
     try:
-        trace = _xla.profiler_trace(lambda: walls.extend(run()))
+        trace = _xla.profiler_trace(lambda: made.extend(run()))
     except _xla.runtime_error_types() as e:  # (XLA's profiler runs one session at a time in a process)
         raise_error(
             f"XLA's profiler could not start: {str(e).strip()}",
@@ -100,46 +107,70 @@ def record(run: Callable[[], List[float]], programs: Sequence[CompiledProgram]) 
             ["Stop the other profiler first (e.g. jax.profiler.stop_trace()), or profile one thing at a time."],
         )
     hlo: Dict[int, HloProgram] = {}
-    for p in programs:
-        if id(p.executable) not in hlo:
-            hlo[id(p.executable)] = HloProgram.of(p.executable, p.module_bytes)
-    calls = _calls(trace, programs, hlo)
-    for call, wall in zip(calls, walls):
+    for _, programs in made:
+        for p in programs:
+            if id(p.executable) not in hlo:
+                hlo[id(p.executable)] = HloProgram.of(p.executable, p.module_bytes)
+    calls = _calls(trace, made, hlo)
+    for call, (wall, _) in zip(calls, made):
         call.wall_us = wall
     return Profile(calls, trace)
 
 
-def _calls(trace: Dict[str, Any], programs: Sequence[CompiledProgram], hlo: Dict[int, HloProgram]) -> List[Call]:
-    """The calls in `trace`: the k-th run of a compiled program is the k-th call. Each run's instructions are
-    the events tagged with its ``run_id``, found within it (same thread, inside its time span) or elsewhere
-    (an asynchronous dispatch runs them on XLA's worker threads)."""
+def _calls(trace: Dict[str, Any], made: Sequence[CallRuns], hlo: Dict[int, HloProgram]) -> List[Call]:
+    """The calls in `trace`: the k-th run of a compiled program in it is the k-th program that the calls ran."""
     events = sorted((e for e in trace.get("traceEvents", []) if e.get("ph") == "X"), key=lambda e: e["ts"])
     runs = [e for e in events if e["name"] in _xla.EXECUTE_EVENTS]
+    expected = sum(len(programs) for _, programs in made)
+    if len(runs) != expected:
+        raise_error(
+            f"tp.profile expected {expected} run(s) of compiled programs, but XLA's profiler saw {len(runs)}.",
+            stack_info.capture(),
+            [
+                "Something else ran a program meanwhile: another thread, or a compiled executable (or JAX) called "
+                "inside the profiled function. Profile an executable with tp.profile(executable, *args)."
+            ],
+        )
     by_run: Dict[str, List[Dict[str, Any]]] = {}
     for e in events:
         run_id = e.get("args", {}).get("run_id")
         if run_id is not None and "hlo_op" in e["args"]:
             by_run.setdefault(run_id, []).append(e)
     calls = []
-    for index, (program, event) in enumerate(zip(programs, runs)):
-        program_hlo = hlo[id(program.executable)]
-        call = Call(index, program.label, float(event["dur"]))
-        inside = [
-            e
-            for e in events
-            if e.get("tid") == event.get("tid")
-            and "hlo_op" in e.get("args", {})
-            and event["ts"] <= e["ts"] <= event["ts"] + event["dur"]
-        ]
-        ops = by_run.get(inside[0]["args"]["run_id"], []) if inside else []
-        for e in ops:
-            op = program_hlo.ops.get(e["args"]["hlo_op"])
-            if op is not None:
-                call.ops.append(OpRun(op, index, float(e["ts"]), float(e["dur"]), program_hlo.flops(op.name)))
-            e["args"].update(_event_args(op, index))
-        event.setdefault("args", {}).update({"tripy.call": index, "tripy.program": program.label})
+    next_run = iter(runs)
+    for index, (_, programs) in enumerate(made):
+        call = Call(index, " + ".join(p.label for p in programs) or "no program ran", 0.0)
+        for program, event in zip(programs, next_run):
+            call.time_us += float(event["dur"])
+            _add_ops(call, events, event, by_run, hlo[id(program.executable)])
+            event.setdefault("args", {}).update({"tripy.call": index, "tripy.program": program.label})
         calls.append(call)
     return calls
+
+
+def _add_ops(
+    call: Call,
+    events: List[Dict[str, Any]],
+    run: Dict[str, Any],
+    by_run: Dict[str, List[Dict[str, Any]]],
+    program: HloProgram,
+) -> None:
+    """Add to `call` the instructions of one `run` of `program`: the events tagged with the run's ``run_id``,
+    found within it (same thread, inside its time span) or elsewhere (an asynchronous dispatch runs them on
+    XLA's worker threads)."""
+    inside = [
+        e
+        for e in events
+        if e.get("tid") == run.get("tid")
+        and "hlo_op" in e.get("args", {})
+        and run["ts"] <= e["ts"] <= run["ts"] + run["dur"]
+    ]
+    ops = by_run.get(inside[0]["args"]["run_id"], []) if inside else []
+    for e in ops:
+        op = program.ops.get(e["args"]["hlo_op"])
+        if op is not None:
+            call.ops.append(OpRun(op, call.index, float(e["ts"]), float(e["dur"]), program.flops(op.name)))
+        e["args"].update(_event_args(op, call.index))
 
 
 def _event_args(op: Optional[HloOp], call: int) -> Dict[str, Any]:
@@ -153,9 +184,10 @@ def _event_args(op: Optional[HloOp], call: int) -> Dict[str, Any]:
 
 
 class Profile:
-    """The profile of an executable's calls (made by :func:`tripy.profile`). ``print(profile)`` shows a table
-    grouped by the user's line; ``rows()`` gives it as data; ``calls`` lists each call (which compiled program ran,
-    e.g. which bucket of a range program, its time and its XLA operations); ``save(path)`` writes a Chrome trace."""
+    """The profile of an executable's calls, or of a function's calls evaluated eagerly (made by
+    :func:`tripy.profile`). ``print(profile)`` shows a table grouped by the user's line; ``rows()`` gives it as
+    data; ``calls`` lists each call (which compiled programs ran, e.g. which bucket of a range program, their time
+    and their XLA operations); ``save(path)`` writes a Chrome trace."""
 
     def __init__(self, calls: List[Call], trace: Dict[str, Any]) -> None:
         self.calls = calls

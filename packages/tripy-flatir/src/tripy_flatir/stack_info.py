@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import linecache
 import sys
+import threading
 from dataclasses import dataclass
-from types import CodeType
+from types import CodeType, TracebackType
 from typing import Optional
 
 # Module-name prefixes of library code; frames from these are skipped when looking for user code.
@@ -69,6 +70,46 @@ class StackInfo:
     def __bool__(self) -> bool:
         return bool(self._raw)
 
+    @classmethod
+    def at(cls, frame: SourceFrame) -> "StackInfo":
+        """A record of one frame given as it is (not read from Python's stack: see ``located``)."""
+        info = cls([(located.__init__.__code__, -1, frame.line)])  # (a placeholder: `frames` is set)
+        info._frames = [frame]
+        return info
+
+
+class located:
+    """``with located(StackInfo.at(frame)):`` makes `frame` the user's frame of everything made in it on this
+    thread: what ``capture`` gives (and so the location of each op in the MLIR, the line of error reports and
+    profiles). For code that builds tripy ops on behalf of source written elsewhere: an importer makes the ops of
+    a PyTorch node at the line of the PyTorch module that made the node. None: no change."""
+
+    __slots__ = ("_info", "_previous")
+
+    def __init__(self, info: Optional[StackInfo]) -> None:
+        self._info = info
+        self._previous: Optional[StackInfo] = None
+
+    def __enter__(self) -> None:
+        if self._info is not None:
+            thread = threading.get_ident()
+            self._previous = _GIVEN.get(thread)
+            _GIVEN[thread] = self._info
+
+    def __exit__(
+        self, kind: Optional[type], value: Optional[BaseException], traceback: Optional[TracebackType]
+    ) -> None:
+        if self._info is not None:
+            thread = threading.get_ident()
+            if self._previous is None:
+                del _GIVEN[thread]
+            else:
+                _GIVEN[thread] = self._previous
+
+
+# The frame `located` gives on each thread where one is open, by thread id (empty: capture() looks no further).
+_GIVEN: dict[int, StackInfo] = {}
+
 
 # Module name -> is it library code? (a dict lookup per frame instead of string matching.)
 _IS_LIBRARY: dict[str, bool] = {}
@@ -87,6 +128,10 @@ def capture(max_frames: int = StackInfo.MAX_FRAMES, skip: int = 0) -> StackInfo:
     `skip`: how many frames, starting with the caller's, are certainly tripy's and need not be looked at
     (each frame looked at costs: Python makes a frame object for it); e.g. 2 in a private helper that
     only tripy's ops call, for itself and the op."""
+    if _GIVEN:  # (a frame given by an importer: see ``located``)
+        given = _GIVEN.get(threading.get_ident())
+        if given is not None:
+            return given
     try:
         frame = sys._getframe(1 + skip)
     except ValueError:  # (a shallower stack than promised)

@@ -6,9 +6,10 @@ program runs on the stored data's buffers and ``store_results`` puts each result
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
-from typing import Any, List, NoReturn, Sequence
+from typing import Any, Hashable, Iterator, List, NoReturn, Optional, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile, plan
 from tripy_backend.devices import compiler_name
@@ -40,6 +41,42 @@ def _cache_size() -> int:
 # Eager programs by structural key: a program per graph shape, least recently used out first. Set its capacity
 # (``PROGRAM_CACHE.capacity = n``) or TRIPY_PROGRAM_CACHE_SIZE to bound the memory of a process whose shapes vary.
 PROGRAM_CACHE: ProgramCache = ProgramCache(capacity=_cache_size())
+
+
+class _RecordingCache(ProgramCache):
+    """A program cache that notes, in order, each program it gives out or takes in: one per eager evaluation."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.ran: List[Any] = []
+
+    def get(self, key: Hashable) -> Optional[Any]:
+        program = super().get(key)
+        if program is not None:
+            self.ran.append(program)
+        return program
+
+    def put(self, key: Hashable, value: Any) -> None:
+        super().put(key, value)
+        self.ran.append(value)
+
+
+@contextlib.contextmanager
+def recorded_programs() -> Iterator[List[Any]]:
+    """Evaluate in a program cache of its own while the context lasts, and give the list of the programs that
+    evaluations ran, in order (for ``tp.profile`` of a function). Its own cache compiles the programs from the
+    graphs evaluated in the context, so their locations are the lines that made those graphs (a program cached
+    before serves every graph of its structure, with the lines of the one it was compiled from). The hot path of
+    evaluation is unchanged: it reads the cache it finds in this module."""
+    global PROGRAM_CACHE
+    previous = PROGRAM_CACHE
+    cache = _RecordingCache(previous.capacity)
+    PROGRAM_CACHE = cache
+    try:
+        yield cache.ran
+    finally:
+        PROGRAM_CACHE = previous
+
 
 _IR_TOPICS = ("trace", "flat_ir", "mlir")
 _data_of = operator.attrgetter("producer.data")  # (a program input's buffer)

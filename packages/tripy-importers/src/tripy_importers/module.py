@@ -14,6 +14,7 @@ import tripy_frontend.ops.cast as _cast
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
+from tripy_flatir.stack_info import StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.nn.module import Module
 from tripy_frontend.public_names import public_class
@@ -32,7 +33,9 @@ class Step:
     """One operation: ``outputs = op(*args, **kwargs)``, then each tensor result cast to its recorded dtype.
 
     `op` is the name of the foreign operator (``aten.add.Tensor``, ``Add``); `where` says where it came from
-    (the user's source line of a PyTorch model, the node name of an ONNX model) for error reports.
+    (the user's source line of a PyTorch model, the node name of an ONNX model) for error reports, and
+    `location` is that place as the user's frame of the tripy ops the step makes (``stack_info.located``), so
+    that profiles, graphs and error reports name the model's line or node rather than the call of the module.
     """
 
     name: str
@@ -42,6 +45,7 @@ class Step:
     kwargs: Dict[str, Any]
     dtypes: Optional[Tuple[Optional[dtypes.dtype], ...]]
     where: str
+    location: Optional[StackInfo] = None
 
 
 def state_ref(name: str) -> Ref:
@@ -155,12 +159,13 @@ class ImportedModule(Module):
         env: Dict[str, Any] = {state_ref(name).name: _lookup(self, name) for name in program.state_names}
         env.update(zip(program.input_names, inputs))
         for step in program.steps:
-            result = step.fn(*_resolve(step.args, env), **_resolve(step.kwargs, env))
-            if step.dtypes is not None:
-                if isinstance(result, (list, tuple)):
-                    result = tuple(as_dtype(r, d) for r, d in zip(result, step.dtypes))
-                else:
-                    result = as_dtype(result, step.dtypes[0])
+            with _stack.located(step.location):
+                result = step.fn(*_resolve(step.args, env), **_resolve(step.kwargs, env))
+                if step.dtypes is not None:
+                    if isinstance(result, (list, tuple)):
+                        result = tuple(as_dtype(r, d) for r, d in zip(result, step.dtypes))
+                    else:
+                        result = as_dtype(result, step.dtypes[0])
             env[step.name] = result
         results = tuple(_resolve(out, env) for out in program.outputs)
         return results[0] if len(results) == 1 else results

@@ -9,6 +9,7 @@ to, so ONNX's types hold without tripy guessing them.
 
 from __future__ import annotations
 
+import linecache
 import operator
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -19,6 +20,7 @@ from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.logging import logger
+from tripy_flatir.stack_info import SourceFrame, StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension
 from tripy_frontend.tensor import Tensor
@@ -94,11 +96,27 @@ def _guarded(fn: Callable[..., Any], op: str, where: str, outputs: int) -> Calla
     return call
 
 
+def node_lines(graph: Any) -> str:
+    """The name that stands for the source of `graph` in locations (``<onnx NAME>``), its line k describing its
+    node k (``node '/fc1/MatMul' (MatMul)``): put in Python's ``linecache``, so that whatever reads a location
+    back (error reports, profiles, graphs) shows the node, as it shows a line of Python."""
+    file = f"<onnx {graph.name or 'graph'}>"
+    lines = [f"{_node_label(node)} ({node.op_type})\n" for node in graph.node]
+    linecache.cache[file] = (sum(map(len, lines)), None, lines, file)  # (no file behind it: kept, never reread)
+    return file
+
+
+def _node_label(node: Any) -> str:
+    return f"node '{node.name}'" if node.name else f"the node making '{node.output[0]}'"
+
+
 class _Converter:
     """Turns one ONNX graph into steps, collecting unsupported operators on the way."""
 
     def __init__(self, onnx: Any, graph: Any) -> None:
         self.onnx = onnx
+        self.file = node_lines(graph)
+        self.line = 0  # (the line in `file` of the node being converted: its position in the graph, from 1)
         self.refs: Dict[str, Any] = {"": None}
         self.state: Dict[str, Tensor] = {}
         self.steps: List[Step] = []
@@ -124,8 +142,13 @@ class _Converter:
         found = tuple(onnx_dtype(self.types[n]) if self.types.get(n) else None for n in names)
         return found if any(d is not None for d in found) else None
 
+    def location(self) -> StackInfo:
+        """The node being converted as the user's frame of its steps' ops: its line in ``node_lines``."""
+        code = linecache.getline(self.file, self.line).rstrip("\n")
+        return StackInfo.at(SourceFrame(self.file, self.line, "", code, None))
+
     def convert(self, node: Any) -> None:
-        where = f"node '{node.name}'" if node.name else f"the node making '{node.output[0]}'"
+        where = _node_label(node)
         op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
         if node.name in self.merges:
             self.refs[node.output[0]] = Ref(node.output[0])
@@ -138,6 +161,7 @@ class _Converter:
                     {"count": self.merges[node.name]},
                     None,
                     f"node '{node.name}'",
+                    self.location(),
                 )
             )
             return
@@ -161,14 +185,23 @@ class _Converter:
         args = tuple(self.refs.get(i, Ref(i)) for i in node.input)
         call = _guarded(fn, op, where, len(outputs))
         if len(outputs) == 1:
-            self.steps.append(Step(outputs[0], op, call, args, attrs, result_dtypes, where))
+            self.steps.append(Step(outputs[0], op, call, args, attrs, result_dtypes, where, self.location()))
             return
         whole = f"{outputs[0]}#outputs"
-        self.steps.append(Step(whole, op, call, args, attrs, None, where))
+        self.steps.append(Step(whole, op, call, args, attrs, None, where, self.location()))
         for i, name in enumerate(outputs):
             if name:
                 self.steps.append(
-                    Step(name, op, operator.getitem, (Ref(whole), i), {}, self.result_dtypes([name]), where)
+                    Step(
+                        name,
+                        op,
+                        operator.getitem,
+                        (Ref(whole), i),
+                        {},
+                        self.result_dtypes([name]),
+                        where,
+                        self.location(),
+                    )
                 )
 
 
@@ -298,7 +331,8 @@ def convert(onnx: Any, model: Any, dims: Mapping[str, Any]) -> ImportedModule:
     for value in inputs:
         converter.refs[value.name] = Ref(value.name)
     converter.merges = _flattened_gemms(converter, graph.node)
-    for node in graph.node:
+    for line, node in enumerate(graph.node, 1):
+        converter.line = line
         converter.convert(node)
     if converter.missing:
         report.unsupported("ONNX", converter.missing, len(OPS))

@@ -8,11 +8,13 @@ so PyTorch's type promotion holds without tripy guessing it.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tripy_flatir import dtypes
 from tripy_flatir.logging import logger
+from tripy_flatir.stack_info import SourceFrame, StackInfo
 from tripy_frontend.compiler.input_info import InputInfo
 from tripy_frontend.compiler.named_dimension import NamedDimension
 from tripy_frontend.shared_data import shared_tensor
@@ -61,15 +63,27 @@ def op_name(target: Any) -> str:
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
 
 
-def _where(node: Any) -> str:
-    """The user's source line that made `node` (the innermost frame torch.export recorded), or the node's name."""
+def _frame(node: Any, library: str) -> Optional[SourceFrame]:
+    """The user's source line that made `node`: the innermost frame torch.export recorded outside PyTorch itself
+    (`library`: its folder; ``nn.Linear``'s ``F.linear`` counts at the model's line that called the layer), else
+    the innermost one; None where it recorded none."""
     lines = [line.strip() for line in (node.meta.get("stack_trace") or "").strip().splitlines()]
-    for i in range(len(lines) - 1, -1, -1):
-        frame = _FRAME.match(lines[i])
+    frames = []
+    for i, line in enumerate(lines):
+        frame = _FRAME.match(line)
         if frame:
             code = lines[i + 1] if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else ""
-            return f"{frame['path']}:{frame['line']} in {frame['fn']}(): {code}".rstrip(": ")
-    return f"node '{node.name}'"
+            frames.append(SourceFrame(frame["path"], int(frame["line"]), frame["fn"], code, None))
+    own = [f for f in frames if not os.path.abspath(f.file).startswith(library)]
+    chosen = own or frames
+    return chosen[-1] if chosen else None
+
+
+def _where(frame: Optional[SourceFrame], node: Any) -> str:
+    """`frame` (``_frame``) as error reports name it, or the node's name."""
+    if frame is None:
+        return f"node '{node.name}'"
+    return f"{frame.file}:{frame.line} in {frame.function}(): {frame.code}".rstrip(": ")
 
 
 class _Converter:
@@ -81,6 +95,7 @@ class _Converter:
         self.refs: Dict[str, Any] = {}
         self.steps: List[Step] = []
         self.missing: List[Tuple[str, str]] = []
+        self.library = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
     def value(self, arg: Any) -> Any:
         """An FX argument as a step argument: nodes become references, torch types plain Python values."""
@@ -109,21 +124,23 @@ class _Converter:
             self.refs[node.name] = None
             return
         op = registry.OPS.get(name)
+        frame = _frame(node, self.library)
         if op is None:
-            self.missing.append((name, _where(node)))
+            self.missing.append((name, _where(frame, node)))
             self.refs[node.name] = Ref(node.name)
             return
         try:
             args, kwargs = self.value(_open_slice_end(self.torch, node)), self.value(dict(node.kwargs))
             result_dtypes = self.result_dtypes(node)
         except ValueError as e:
-            self.missing.append((f"{name} with {e}", _where(node)))
+            self.missing.append((f"{name} with {e}", _where(frame, node)))
             self.refs[node.name] = Ref(node.name)
             return
         fn = op.fn
         if op.promote is not None:
             fn = registry.promoting(fn, op.promote, self.operand_dtype(node, op.promote))
-        self.steps.append(Step(node.name, name, fn, args, kwargs, result_dtypes, _where(node)))
+        location = StackInfo.at(frame) if frame is not None else None
+        self.steps.append(Step(node.name, name, fn, args, kwargs, result_dtypes, _where(frame, node), location))
         self.refs[node.name] = Ref(node.name)
 
     def operand_dtype(self, node: Any, positions: Sequence[int]) -> Optional[dtypes.dtype]:
