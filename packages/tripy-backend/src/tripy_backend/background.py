@@ -132,6 +132,12 @@ class Jobs(Generic[T]):
             thread.join()
 
 
+def wait_all() -> None:
+    """Wait until every job running in this process is done (a profile counts the programs that run)."""
+    for jobs in list(_running):
+        jobs.wait()
+
+
 def _lowest_priority() -> None:
     """This thread at the lowest CPU priority, where the OS lets a thread have one (Linux: a thread is a task)."""
     try:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from tripy_flatir import stack_info
 from tripy_flatir.exceptions import raise_error
 from tripy_flatir.stack_info import SourceFrame
-from tripy_backend import _xla
+from tripy_backend import background, _xla
 from tripy_backend.hlo_ops import HloOp, HloProgram
 from tripy_backend.program import Program
 
@@ -96,7 +96,9 @@ CallRuns = Tuple[float, List[CompiledProgram]]
 
 def record(run: Callable[[], List[CallRuns]]) -> "Profile":
     """Run `run` (which makes the calls to profile and gives, for each, its wall-clock time in us and the compiled
-    programs it ran, in order) under XLA's profiler."""
+    programs it ran, in order) under XLA's profiler, once the background compiles are done (they run each new program
+    once, which the profile would count)."""
+    background.wait_all()
     made: List[CallRuns] = []
     try:
         trace = _xla.profiler_trace(lambda: made.extend(run()))
