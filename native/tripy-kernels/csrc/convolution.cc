@@ -1,0 +1,190 @@
+// tripy-kernels: XLA FFI handler `tripy_onednn_convolution_f32`, a StableHLO convolution (float32; any
+// dimension numbers; strided, padded, dilated, grouped and depthwise) run by oneDNN.
+//
+// The operands and the result are read and written as XLA stores them: the handler describes each one to oneDNN
+// by its logical dims ([N, C, *spatial] for the activations, [O, I, *spatial] for the weights) and the strides of
+// its stored row-major layout, which the attributes name (the StableHLO dimension numbers). oneDNN picks its
+// kernel for those activation layouts (channels-last, as tripy's channels-last pass leaves them, is its fastest)
+// and its preferred weight layout, into which the weights are reordered on each call. Primitives are created once
+// per distinct convolution and kept for the life of the process; oneDNN runs them on its own threads (TBB).
+#include <Python.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+struct Convolution {
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc src, weights, dst;  // as XLA stores them
+  dnnl::memory::desc preferred_weights;  // oneDNN's layout for the weights
+  bool reorders_weights = false;
+  dnnl::reorder weight_reorder;
+};
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+Dims RowMajorStrides(ffi::Span<const int64_t> shape) {
+  Dims strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+// The logical [first, second, *spatial] dims and strides of a buffer whose dims `order` names in that order.
+void Logical(ffi::Span<const int64_t> shape, ffi::Span<const int64_t> order, Dims& dims, Dims& strides) {
+  Dims stored = RowMajorStrides(shape);
+  for (int64_t d : order) {
+    dims.push_back(shape[d]);
+    strides.push_back(stored[d]);
+  }
+}
+
+dnnl::memory::desc Describe(const Dims& dims, const Dims& strides) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+struct Attrs {
+  ffi::Span<const int64_t> lhs, rhs, out, strides, pad_lo, pad_hi, dilation;
+  int64_t groups;
+};
+
+std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a) {
+  std::ostringstream key;
+  for (auto span : {x.dimensions(), w.dimensions(), a.lhs, a.rhs, a.out, a.strides, a.pad_lo, a.pad_hi, a.dilation}) {
+    for (int64_t v : span) key << v << ',';
+    key << ';';
+  }
+  key << a.groups;
+  return key.str();
+}
+
+std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
+                                    const Attrs& a) {
+  Dims xd, xs, wd, ws, yd, ys;
+  Logical(x.dimensions(), a.lhs, xd, xs);
+  Logical(w.dimensions(), a.rhs, wd, ws);
+  Logical(y.dimensions(), a.out, yd, ys);
+  if (a.groups > 1) {  // [O, I/G, *k] -> [G, O/G, I/G, *k]: output feature o is in group o / (O/G)
+    wd[0] /= a.groups;
+    wd.insert(wd.begin(), a.groups);
+    ws.insert(ws.begin(), ws[0] * wd[1]);
+  }
+  auto conv = std::make_shared<Convolution>();
+  conv->src = Describe(xd, xs);
+  conv->weights = Describe(wd, ws);
+  conv->dst = Describe(yd, ys);
+  Dims dilation;
+  for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
+  auto any_weights = dnnl::memory::desc(wd, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+  dnnl::convolution_forward::primitive_desc pd(
+      Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, conv->src, any_weights,
+      conv->dst, Dims(a.strides.begin(), a.strides.end()), dilation, Dims(a.pad_lo.begin(), a.pad_lo.end()),
+      Dims(a.pad_hi.begin(), a.pad_hi.end()));
+  conv->primitive = dnnl::convolution_forward(pd);
+  conv->preferred_weights = pd.weights_desc();
+  conv->reorders_weights = conv->preferred_weights != conv->weights;
+  if (conv->reorders_weights) {
+    conv->weight_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), conv->weights, Engine(),
+                                                                        conv->preferred_weights));
+  }
+  return conv;
+}
+
+std::shared_ptr<Convolution> Find(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
+                                  const Attrs& a) {
+  static std::mutex lock;
+  static std::unordered_map<std::string, std::shared_ptr<Convolution>> made;
+  std::string key = Key(x, w, a);
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    auto it = made.find(key);
+    if (it != made.end()) return it->second;
+  }
+  auto conv = Create(x, w, y, a);
+  std::lock_guard<std::mutex> guard(lock);
+  return made.emplace(key, conv).first->second;
+}
+
+ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a) {
+  if (x.element_type() != ffi::F32 || w.element_type() != ffi::F32 || y->element_type() != ffi::F32) {
+    return ffi::Error::InvalidArgument("tripy_onednn_convolution_f32: operands must be float32");
+  }
+  try {
+    auto conv = Find(x, w, *y, a);
+    dnnl::stream stream(Engine());
+    dnnl::memory src(conv->src, Engine(), x.untyped_data());
+    dnnl::memory weights(conv->weights, Engine(), w.untyped_data());
+    dnnl::memory dst(conv->dst, Engine(), y->untyped_data());
+    if (conv->reorders_weights) {
+      dnnl::memory preferred(conv->preferred_weights, Engine());
+      conv->weight_reorder.execute(stream, weights, preferred);
+      weights = preferred;
+    }
+    conv->primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return ffi::Error::Internal(std::string("oneDNN convolution failed: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error Convolve(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> lhs,
+                    ffi::Span<const int64_t> rhs, ffi::Span<const int64_t> out, ffi::Span<const int64_t> strides,
+                    ffi::Span<const int64_t> pad_lo, ffi::Span<const int64_t> pad_hi,
+                    ffi::Span<const int64_t> dilation, int64_t groups) {
+  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups});
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionF32, Convolve,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<ffi::Span<const int64_t>>("lhs")
+                                  .Attr<ffi::Span<const int64_t>>("rhs")
+                                  .Attr<ffi::Span<const int64_t>>("out")
+                                  .Attr<ffi::Span<const int64_t>>("strides")
+                                  .Attr<ffi::Span<const int64_t>>("pad_lo")
+                                  .Attr<ffi::Span<const int64_t>>("pad_hi")
+                                  .Attr<ffi::Span<const int64_t>>("dilation")
+                                  .Attr<int64_t>("groups"));
+
+// ---- the Python module: the handlers as capsules, by target name ----------------------------------------------
+
+static PyObject* Handlers(PyObject*, PyObject*) {
+  PyObject* capsule = PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionF32), nullptr, nullptr);
+  if (capsule == nullptr) return nullptr;
+  PyObject* result = Py_BuildValue("{s:N}", "tripy_onednn_convolution_f32", capsule);
+  return result;
+}
+
+static PyObject* OnednnVersion(PyObject*, PyObject*) {
+  const dnnl_version_t* v = dnnl_version();
+  return PyUnicode_FromFormat("%d.%d.%d", v->major, v->minor, v->patch);
+}
+
+static PyMethodDef kMethods[] = {
+    {"handlers", Handlers, METH_NOARGS, "The XLA FFI handlers (capsules), by custom-call target name."},
+    {"onednn_version", OnednnVersion, METH_NOARGS, "The version of the oneDNN library loaded."},
+    {nullptr, nullptr, 0, nullptr}};
+
+static PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_native", "tripy-kernels' native handlers.", -1, kMethods};
+
+PyMODINIT_FUNC PyInit__native() { return PyModule_Create(&kModule); }

@@ -1,0 +1,108 @@
+"""Pass ``onednn-convolutions`` (XLA:CPU, where tripy's native kernels are installed: ``tripy_backend.kernels``):
+each convolution that oneDNN can run becomes a ``stablehlo.custom_call`` to the kernels' typed FFI handler
+(``api_version = 4``), which runs it with oneDNN on its own threads; XLA:CPU runs a batch-1 convolution on one
+core. The rest stay XLA's.
+
+It serves float32 convolutions of static shapes with 1 to 3 spatial dims, any strides, non-negative padding,
+kernel dilation and feature groups (grouped, depthwise); not input dilation (transposed convolutions), window
+reversal or batch groups. The operands are passed as the program stores them: the custom call's attributes name
+their dims (the convolution's dimension numbers), so the pass adds no transpose. It runs after ``channels-last``,
+which leaves the activations channels-last between convolutions: the layout oneDNN's kernels read fastest.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
+
+from tripy_flatir.logging import logger
+from tripy_flatir.mlir_utils import bytecode, context
+from tripy_backend import cpu_plan, kernels
+from tripy_backend.passes import Job, Pass
+
+
+def rewrite(module_bytes: bytes, job: Job) -> bytes:
+    """The module with each convolution the kernels serve as a custom call to them; `module_bytes` itself if it
+    has none."""
+    if b"convolution" not in module_bytes:  # (op names are text in bytecode too)
+        return module_bytes
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(module_bytes)
+        served = 0
+        convolutions = [op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.convolution"]
+        for op in convolutions:
+            attributes = _attributes(op)
+            if attributes is None:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                call = ir.Operation.create(
+                    "stablehlo.custom_call",
+                    results=[op.result.type],
+                    operands=list(op.operands),
+                    attributes={
+                        "call_target_name": ir.StringAttr.get(kernels.CONVOLUTION),
+                        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+                        "backend_config": ir.DictAttr.get(attributes),
+                    },
+                )
+            op.result.replace_all_uses_with(call.result)
+            op.erase()
+            served += 1
+        logger.log(lambda: f"[compile] onednn-convolutions: {served} of {len(convolutions)} to oneDNN", "compile")
+        return bytecode(module) if served else module_bytes
+
+
+def _attributes(op: Any) -> Optional[Dict[str, Any]]:
+    """The custom call's attributes for the convolution `op` (see ``tripy_kernels``' handler); None where the
+    kernels do not serve it."""
+    types = [ir.RankedTensorType(v.type) for v in [*op.operands, op.result]]
+    if not all(t.has_static_shape and str(t.element_type) == "f32" for t in types):
+        return None
+    a = op.attributes
+    spatial = len(types[0].shape) - 2
+    if not 1 <= spatial <= 3 or _int(a, "batch_group_count") != 1:
+        return None
+    if any(d != 1 for d in _ints(a, "lhs_dilation", spatial, 1)) or any(_ints(a, "window_reversal", spatial, 0)):
+        return None
+    padding = np.asarray(a["padding"], dtype=np.int64).reshape(spatial, 2) if "padding" in a else np.zeros((spatial, 2))
+    if (padding < 0).any():
+        return None
+    dims = stablehlo.ConvDimensionNumbers(a["dimension_numbers"])
+    return {
+        "lhs": _array([dims.input_batch_dimension, dims.input_feature_dimension, *dims.input_spatial_dimensions]),
+        "rhs": _array(
+            [dims.kernel_output_feature_dimension, dims.kernel_input_feature_dimension, *dims.kernel_spatial_dimensions]
+        ),
+        "out": _array([dims.output_batch_dimension, dims.output_feature_dimension, *dims.output_spatial_dimensions]),
+        "strides": _array(_ints(a, "window_strides", spatial, 1)),
+        "pad_lo": _array([int(p) for p in padding[:, 0]]),
+        "pad_hi": _array([int(p) for p in padding[:, 1]]),
+        "dilation": _array(_ints(a, "rhs_dilation", spatial, 1)),
+        "groups": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _int(a, "feature_group_count")),
+    }
+
+
+def _int(attributes: Any, name: str) -> int:
+    return int(ir.IntegerAttr(attributes[name]).value) if name in attributes else 1
+
+
+def _ints(attributes: Any, name: str, n: int, default: int) -> List[int]:
+    """An array attribute (``array<i64: ...>``, ``array<i1: ...>`` or dense elements) as ints; `n` times `default`
+    if the op does not have it."""
+    if name not in attributes:
+        return [default] * n
+    return [int(v) for v in attributes[name]]
+
+
+def _array(values: List[int]) -> Any:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def on_cpu_with_kernels(job: Job) -> bool:
+    return job.platform == "cpu" and kernels.enabled()
+
+
+PASS = Pass("onednn-convolutions", rewrite, on_cpu_with_kernels)
