@@ -4,9 +4,9 @@
 // The operands and the result are read and written as XLA stores them: the handler describes each one to oneDNN
 // by its logical dims ([N, C, *spatial] for the activations, [O, I, *spatial] for the weights) and the strides of
 // its stored row-major layout, which the attributes name (the StableHLO dimension numbers). oneDNN picks its
-// kernel for those activation layouts (channels-last, as tripy's channels-last pass leaves them, is its fastest)
-// and its preferred weight layout, into which the weights are reordered on each call. Primitives are created once
-// per distinct convolution and kept for the life of the process; oneDNN runs them on its own threads (TBB).
+// kernel for those layouts (channels-last activations, as tripy's channels-last pass leaves them, are its fastest),
+// reordering an operand only where it has no fast kernel for its layout (``Choose``). Primitives are created once
+// per distinct convolution and kept for the life of the process; oneDNN runs them on its own threads (OpenMP).
 #include <Python.h>
 
 #include <cstdint>
@@ -26,18 +26,28 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-struct Convolution {
-  dnnl::convolution_forward primitive;
-  dnnl::memory::desc src, weights, dst;  // as XLA stores them
-  dnnl::memory::desc preferred_weights;  // oneDNN's layout for the weights
-  bool reorders_weights = false;
-  dnnl::reorder weight_reorder;
-};
-
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
+
+// A reorder from XLA's layout of an operand or result to oneDNN's, or back; none where they are the same.
+struct Reorder {
+  dnnl::memory::desc from, to;
+  bool needed = false;
+  dnnl::reorder primitive;
+
+  Reorder() = default;
+  Reorder(const dnnl::memory::desc& from_, const dnnl::memory::desc& to_) : from(from_), to(to_) {
+    needed = from != to;
+    if (needed) primitive = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
+  }
+};
+
+struct Convolution {
+  dnnl::convolution_forward primitive;
+  Reorder src, weights, dst;  // (dst: from oneDNN's layout to XLA's)
+};
 
 Dims RowMajorStrides(ffi::Span<const int64_t> shape) {
   Dims strides(shape.size(), 1);
@@ -73,6 +83,38 @@ std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a
   return key.str();
 }
 
+dnnl::memory::desc Any(const dnnl::memory::desc& like) {
+  return dnnl::memory::desc(like.get_dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+}
+
+bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// oneDNN's convolution for the operands and result in XLA's layouts where it has a fast kernel for them (the
+// weights as stored: reordering them on every call costs more than the kernels' own handling of a plain layout);
+// otherwise (a reference kernel: e.g. for a channels-first input and a channels-last result) with the activations,
+// then the weights too, in layouts of its choice, reordered on the way in and out.
+dnnl::convolution_forward::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+                                                 const dnnl::memory::desc& dst, const Attrs& a) {
+  Dims dilation;
+  for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
+  auto make = [&](bool any_src, bool any_weights, bool any_dst) {
+    return dnnl::convolution_forward::primitive_desc(
+        Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        any_src ? Any(src) : src, any_weights ? Any(weights) : weights, any_dst ? Any(dst) : dst,
+        Dims(a.strides.begin(), a.strides.end()), dilation, Dims(a.pad_lo.begin(), a.pad_lo.end()),
+        Dims(a.pad_hi.begin(), a.pad_hi.end()));
+  };
+  for (bool any_weights : {false, true}) {
+    for (int any : {0, 1, 2, 3}) {  // (bit 0: the input in oneDNN's layout; bit 1: the result)
+      auto pd = make(any & 1, any_weights, any & 2);
+      if (!IsReference(pd)) return pd;
+    }
+  }
+  return make(false, false, false);
+}
+
 std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
                                     const Attrs& a) {
   Dims xd, xs, wd, ws, yd, ys;
@@ -84,24 +126,13 @@ std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffe
     wd.insert(wd.begin(), a.groups);
     ws.insert(ws.begin(), ws[0] * wd[1]);
   }
+  auto src = Describe(xd, xs), weights = Describe(wd, ws), dst = Describe(yd, ys);
+  auto pd = Choose(src, weights, dst, a);
   auto conv = std::make_shared<Convolution>();
-  conv->src = Describe(xd, xs);
-  conv->weights = Describe(wd, ws);
-  conv->dst = Describe(yd, ys);
-  Dims dilation;
-  for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
-  auto any_weights = dnnl::memory::desc(wd, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-  dnnl::convolution_forward::primitive_desc pd(
-      Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, conv->src, any_weights,
-      conv->dst, Dims(a.strides.begin(), a.strides.end()), dilation, Dims(a.pad_lo.begin(), a.pad_lo.end()),
-      Dims(a.pad_hi.begin(), a.pad_hi.end()));
   conv->primitive = dnnl::convolution_forward(pd);
-  conv->preferred_weights = pd.weights_desc();
-  conv->reorders_weights = conv->preferred_weights != conv->weights;
-  if (conv->reorders_weights) {
-    conv->weight_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), conv->weights, Engine(),
-                                                                        conv->preferred_weights));
-  }
+  conv->src = Reorder(src, pd.src_desc());
+  conv->weights = Reorder(weights, pd.weights_desc());
+  conv->dst = Reorder(pd.dst_desc(), dst);
   return conv;
 }
 
@@ -120,6 +151,15 @@ std::shared_ptr<Convolution> Find(const ffi::AnyBuffer& x, const ffi::AnyBuffer&
   return made.emplace(key, conv).first->second;
 }
 
+// An operand as oneDNN's convolution reads it: `data` itself, or a copy reordered into its layout.
+dnnl::memory In(const Reorder& reorder, void* data, dnnl::stream& stream) {
+  dnnl::memory stored(reorder.from, Engine(), data);
+  if (!reorder.needed) return stored;
+  dnnl::memory preferred(reorder.to, Engine());
+  reorder.primitive.execute(stream, stored, preferred);
+  return preferred;
+}
+
 ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a) {
   if (x.element_type() != ffi::F32 || w.element_type() != ffi::F32 || y->element_type() != ffi::F32) {
     return ffi::Error::InvalidArgument("tripy_onednn_convolution_f32: operands must be float32");
@@ -127,15 +167,12 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
   try {
     auto conv = Find(x, w, *y, a);
     dnnl::stream stream(Engine());
-    dnnl::memory src(conv->src, Engine(), x.untyped_data());
-    dnnl::memory weights(conv->weights, Engine(), w.untyped_data());
-    dnnl::memory dst(conv->dst, Engine(), y->untyped_data());
-    if (conv->reorders_weights) {
-      dnnl::memory preferred(conv->preferred_weights, Engine());
-      conv->weight_reorder.execute(stream, weights, preferred);
-      weights = preferred;
-    }
+    auto src = In(conv->src, x.untyped_data(), stream);
+    auto weights = In(conv->weights, w.untyped_data(), stream);
+    dnnl::memory result(conv->dst.to, Engine(), y->untyped_data());
+    dnnl::memory dst = conv->dst.needed ? dnnl::memory(conv->dst.from, Engine()) : result;
     conv->primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+    if (conv->dst.needed) conv->dst.primitive.execute(stream, dst, result);
     stream.wait();
   } catch (const dnnl::error& e) {
     return ffi::Error::Internal(std::string("oneDNN convolution failed: ") + e.what());
