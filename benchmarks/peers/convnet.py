@@ -228,7 +228,7 @@ WORKLOADS: Dict[str, Tuple[Callable[[], tp.Module], Callable[[Dict[str, np.ndarr
 @contextlib.contextmanager
 def previous_code() -> Iterator[None]:
     """Compile as tripy did before: convolutions in the layout of the program, BatchNorm not folded, XLA:CPU's
-    default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements."""
+    default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements, no native kernels."""
     old_env, old_fold, old_accepts = (
         os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST"),
         batchnorm.scaled_convolution,
@@ -240,7 +240,8 @@ def previous_code() -> Iterator[None]:
     cpu_plan._xla.accepts_cpu_option = lambda name, value: False  # type: ignore[assignment]
     cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = 1 << 20
     try:
-        yield
+        with no_kernels():
+            yield
     finally:
         batchnorm.scaled_convolution, cpu_plan._xla.accepts_cpu_option = old_fold, old_accepts  # type: ignore[assignment]
         cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = old_kernels

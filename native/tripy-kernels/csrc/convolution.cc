@@ -47,6 +47,7 @@ struct Reorder {
 struct Convolution {
   dnnl::convolution_forward primitive;
   Reorder src, weights, dst;  // (dst: from oneDNN's layout to XLA's)
+  dnnl::memory::desc scratchpad;
 };
 
 Dims RowMajorStrides(ffi::Span<const int64_t> shape) {
@@ -99,12 +100,14 @@ dnnl::convolution_forward::primitive_desc Choose(const dnnl::memory::desc& src, 
                                                  const dnnl::memory::desc& dst, const Attrs& a) {
   Dims dilation;
   for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
+  dnnl::primitive_attr attr;  // (a scratchpad per call: XLA may run one convolution on several threads at once)
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto make = [&](bool any_src, bool any_weights, bool any_dst) {
     return dnnl::convolution_forward::primitive_desc(
         Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
         any_src ? Any(src) : src, any_weights ? Any(weights) : weights, any_dst ? Any(dst) : dst,
         Dims(a.strides.begin(), a.strides.end()), dilation, Dims(a.pad_lo.begin(), a.pad_lo.end()),
-        Dims(a.pad_hi.begin(), a.pad_hi.end()));
+        Dims(a.pad_hi.begin(), a.pad_hi.end()), attr);
   };
   for (bool any_weights : {false, true}) {
     for (int any : {0, 1, 2, 3}) {  // (bit 0: the input in oneDNN's layout; bit 1: the result)
@@ -133,6 +136,7 @@ std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffe
   conv->src = Reorder(src, pd.src_desc());
   conv->weights = Reorder(weights, pd.weights_desc());
   conv->dst = Reorder(pd.dst_desc(), dst);
+  conv->scratchpad = pd.scratchpad_desc();
   return conv;
 }
 
@@ -171,7 +175,11 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
     auto weights = In(conv->weights, w.untyped_data(), stream);
     dnnl::memory result(conv->dst.to, Engine(), y->untyped_data());
     dnnl::memory dst = conv->dst.needed ? dnnl::memory(conv->dst.from, Engine()) : result;
-    conv->primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+    dnnl::memory scratchpad(conv->scratchpad, Engine());
+    conv->primitive.execute(stream, {{DNNL_ARG_SRC, src},
+                                     {DNNL_ARG_WEIGHTS, weights},
+                                     {DNNL_ARG_DST, dst},
+                                     {DNNL_ARG_SCRATCHPAD, scratchpad}});
     if (conv->dst.needed) conv->dst.primitive.execute(stream, dst, result);
     stream.wait();
   } catch (const dnnl::error& e) {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from tripy_kernels import _native
+from . import _native
 
 __version__ = "0.1.0"
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from typing import Any, Optional
 
+from tripy_flatir.exceptions import TripyWarning
 from tripy_backend import _xla
 
 try:  # (optional: a native package; `scripts/kernels-deps` builds it)
-    import tripy_kernels as _kernels
+    import tripy_kernels
 except ImportError:
-    _kernels = None
+    tripy_kernels = None  # type: ignore[assignment]
+
+_kernels: Optional[Any] = tripy_kernels  # (None once XLA refuses it)
 
 ENV_VAR = "TRIPY_KERNELS"
 CONVOLUTION = "tripy_onednn_convolution_f32"
@@ -26,14 +30,21 @@ _lock = threading.Lock()
 
 
 def installed() -> Optional[Any]:
-    """The ``tripy_kernels`` module, registered with XLA:CPU; None if it is not installed."""
-    global _registered
+    """The ``tripy_kernels`` module, registered with XLA:CPU; None if it is not installed, or XLA refuses it (built
+    against another jaxlib's XLA FFI: a warning says so, once)."""
+    global _registered, _kernels
     if _kernels is None:
         return None
     with _lock:
         if not _registered:
-            for name, capsule in _kernels.handlers().items():
-                _xla.register_cpu_custom_call(name, capsule)
+            try:
+                for name, capsule in _kernels.handlers().items():
+                    _xla.register_cpu_custom_call(name, capsule)
+            except Exception as e:
+                _kernels = None
+                message = f"tripy-kernels is installed but XLA does not take its kernels ({e}); rebuild it for this jaxlib (scripts/kernels-deps)"
+                warnings.warn(message, TripyWarning, stacklevel=2)
+                return None
             _registered = True
     return _kernels
 
