@@ -134,15 +134,17 @@ def module_runtime(module_bytes: bytes) -> str:
 
 def fingerprint(platform: str, index: int, optimization_level: int = 3) -> str:
     """Everything besides the program that decides what the compiler produces: the compiler and host
-    (``_xla.host_fingerprint``), tripy's options, this policy and the native kernels the code may call (last:
-    ``saved_kernels`` reads them back)."""
+    (``_xla.host_fingerprint``), tripy's options, this policy and the native kernels the code may call (last, and
+    only where there are some, so that code compiled without them keeps its fingerprint; ``saved_kernels`` reads
+    them back)."""
     options = compile_options(platform, optimization_level)
-    return f"{_xla.host_fingerprint(platform, index)};options={options};cpu_runtime={policy()};kernels={kernels.tag()}"
+    tag = kernels.tag()
+    used = f";kernels={tag}" if tag != kernels.NONE else ""
+    return f"{_xla.host_fingerprint(platform, index)};options={options};cpu_runtime={policy()}{used}"
 
 
 def saved_kernels(fingerprint: str) -> str:
-    """The native kernels (``kernels.tag()``) that code of `fingerprint` may call (``kernels.NONE`` before they were
-    recorded)."""
+    """The native kernels (``kernels.tag()``) that code of `fingerprint` may call (``kernels.NONE``: none)."""
     _, found, tag = fingerprint.rpartition(";kernels=")
     return tag if found else kernels.NONE
 
