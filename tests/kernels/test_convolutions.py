@@ -1,6 +1,6 @@
 """tripy-kernels' oneDNN convolutions against XLA's own: the same StableHLO convolution compiled as XLA's op and as
 the custom call the ``onednn-convolutions`` pass makes of it, on the same random operands (strided, padded,
-dilated, grouped, depthwise; 1 to 3 spatial dims; tripy's NCHW layout and the channels-last one the channels-last
+dilated, grouped, depthwise, transposed; 1 to 3 spatial dims; tripy's NCHW layout and the channels-last one the channels-last
 pass leaves), and tp.Conv end to end in eager and compiled mode against a NumPy convolution."""
 
 import numpy as np
@@ -43,15 +43,30 @@ CASES = {
 }
 
 
-def module(dims: str, x: tuple, k: tuple, stride: list, pad: list, dilation: list, groups: int) -> bytes:
-    """A module with one convolution (its result shape worked out from the dimension numbers)."""
+# transposed convolutions as tp.ConvTranspose lowers them: (dims, input, kernel, input dilation (the stride), padding
+# (dilation * (kernel - 1) - the crop), kernel dilation, groups); the kernel reversed
+TRANSPOSED = {
+    "transposed-2x2": (NHWC, (1, 6, 6, 8), (4, 8, 2, 2), [2, 2], [[1, 1], [1, 1]], [1, 1], 1),
+    "transposed-cropped": (NCHW, (2, 4, 5, 7), (6, 4, 3, 3), [2, 3], [[1, 1], [2, 0]], [1, 1], 1),
+    "transposed-dilated-grouped": (NCHW, (1, 4, 5, 5), (6, 2, 3, 3), [2, 2], [[3, 4], [4, 4]], [2, 2], 2),
+}
+
+
+def module(
+    dims: str, x: tuple, k: tuple, stride: list, pad: list, dilation: list, groups: int, lhs_dilation=None
+) -> bytes:
+    """A module with one convolution (its result shape worked out from the dimension numbers); with
+    `lhs_dilation`, the input dilated and the kernel reversed, and `stride` 1."""
     lhs, rhs, out = [part.strip("[]").split(", ") for part in dims.replace("->", "x").split("]x[")]
     sizes = {"b": x[lhs.index("b")], "f": k[rhs.index("o")]}
     for i in range(len(x) - 2):
         span = (k[rhs.index(str(i))] - 1) * dilation[i] + 1
-        sizes[str(i)] = (x[lhs.index(str(i))] + sum(pad[i]) - span) // stride[i] + 1
+        size = x[lhs.index(str(i))] if lhs_dilation is None else (x[lhs.index(str(i))] - 1) * lhs_dilation[i] + 1
+        sizes[str(i)] = (size + sum(pad[i]) - span) // stride[i] + 1
     xt, kt, yt = ("x".join(map(str, s)) for s in (x, k, [sizes[d] for d in out]))
     window = f"stride = {stride}, pad = {pad}, rhs_dilate = {dilation}"
+    if lhs_dilation is not None:
+        window += f", lhs_dilate = {lhs_dilation}, reverse = {['true'] * len(lhs_dilation)}".replace("'", "")
     return f"""func.func @main(%x: tensor<{xt}xf32>, %k: tensor<{kt}xf32>) -> tensor<{yt}xf32> {{
   %0 = stablehlo.convolution(%x, %k) dim_numbers = {dims}, window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}} : (tensor<{xt}xf32>, tensor<{kt}xf32>) -> tensor<{yt}xf32>
   return %0 : tensor<{yt}xf32>
@@ -68,10 +83,14 @@ def registered():
     assert kernels.installed() is not None
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(TRANSPOSED))
 def test_same_numbers_as_xla(name):
-    program = module(*CASES[name])
-    x, k = CASES[name][1:3]
+    if name in CASES:
+        program = module(*CASES[name])
+    else:
+        dims, x, k, lhs_dilation, pad, dilation, groups = TRANSPOSED[name]
+        program = module(dims, x, k, [1] * len(pad), pad, dilation, groups, lhs_dilation)
+    x, k = (CASES.get(name) or TRANSPOSED[name])[1:3]
     served = onednn_convolutions.rewrite(program, Job())
     with context():
         assert "stablehlo.custom_call @tripy_onednn_convolution_f32" in str(ir.Module.parse(served))
@@ -145,3 +164,27 @@ def test_saved_executable_needs_the_kernels(tmp_path, monkeypatch):
         tp.Executable.load(path)
     recompiled = tp.Executable.load(path, trust_compiled_code=False)  # its StableHLO, on XLA's convolutions
     np.testing.assert_allclose(np.from_dlpack(recompiled(x)), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_tp_conv_transpose_runs_on_onednn(mode):
+    rng = np.random.default_rng(3)
+    stride, padding = (2, 3), ((1, 1), (0, 2))
+    layer = tp.ConvTranspose(4, 6, (3, 3), stride=stride, padding=padding)
+    w = rng.standard_normal((4, 6, 3, 3)).astype(np.float32)  # [in, out, *k], as PyTorch's
+    b = rng.standard_normal((6,)).astype(np.float32)
+    layer.weight, layer.bias = tp.Tensor(w), tp.Tensor(b)
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    if mode == "eager":
+        y = np.from_dlpack(layer(tp.Tensor(x)))
+    else:
+        y = np.from_dlpack(tp.compile(layer, args=[tp.InputInfo(x.shape, tp.float32)])(tp.Tensor(x)))
+    (h, wd), (kh, kw) = x.shape[2:], w.shape[2:]
+    full = np.zeros((2, 6, (h - 1) * stride[0] + kh, (wd - 1) * stride[1] + kw))
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i : i + (h - 1) * stride[0] + 1 : stride[0], j : j + (wd - 1) * stride[1] + 1 : stride[1]] += (
+                np.einsum("nchw,co->nohw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+            )
+    expected = full[:, :, padding[0][0] : full.shape[2] - padding[0][1], padding[1][0] : full.shape[3] - padding[1][1]]
+    np.testing.assert_allclose(y, expected + b[None, :, None, None], rtol=1e-5, atol=1e-4)

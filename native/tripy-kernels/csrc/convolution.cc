@@ -1,5 +1,6 @@
 // tripy-kernels: XLA FFI handler `tripy_onednn_convolution_f32`, a StableHLO convolution (float32; any
-// dimension numbers; strided, padded, dilated, grouped and depthwise) run by oneDNN.
+// dimension numbers; strided, padded, dilated, grouped and depthwise; transposed, as oneDNN's deconvolution) run
+// by oneDNN.
 //
 // The operands and the result are read and written as XLA stores them: the handler describes each one to oneDNN
 // by its logical dims ([N, C, *spatial] for the activations, [O, I, *spatial] for the weights) and the strides of
@@ -45,7 +46,7 @@ struct Reorder {
 };
 
 struct Convolution {
-  dnnl::convolution_forward primitive;
+  dnnl::primitive primitive;  // (a convolution_forward, or a deconvolution_forward)
   Reorder src, weights, dst;  // (dst: from oneDNN's layout to XLA's)
   dnnl::memory::desc scratchpad;
 };
@@ -72,6 +73,7 @@ dnnl::memory::desc Describe(const Dims& dims, const Dims& strides) {
 struct Attrs {
   ffi::Span<const int64_t> lhs, rhs, out, strides, pad_lo, pad_hi, dilation;
   int64_t groups;
+  int64_t transposed;  // 1: a transposed convolution (oneDNN's deconvolution; `strides` its input's dilation)
 };
 
 std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a) {
@@ -80,7 +82,7 @@ std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a
     for (int64_t v : span) key << v << ',';
     key << ';';
   }
-  key << a.groups;
+  key << a.groups << ',' << a.transposed;
   return key.str();
 }
 
@@ -88,7 +90,7 @@ dnnl::memory::desc Any(const dnnl::memory::desc& like) {
   return dnnl::memory::desc(like.get_dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
 }
 
-bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
+bool IsReference(const dnnl::primitive_desc& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
@@ -96,18 +98,19 @@ bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
 // weights as stored: reordering them on every call costs more than the kernels' own handling of a plain layout);
 // otherwise (a reference kernel: e.g. for a channels-first input and a channels-last result) with the activations,
 // then the weights too, in layouts of its choice, reordered on the way in and out.
-dnnl::convolution_forward::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
-                                                 const dnnl::memory::desc& dst, const Attrs& a) {
+template <typename Kind>
+typename Kind::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+                                    const dnnl::memory::desc& dst, const Attrs& a, dnnl::algorithm algorithm) {
   Dims dilation;
   for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
   dnnl::primitive_attr attr;  // (a scratchpad per call: XLA may run one convolution on several threads at once)
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto make = [&](bool any_src, bool any_weights, bool any_dst) {
-    return dnnl::convolution_forward::primitive_desc(
-        Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        any_src ? Any(src) : src, any_weights ? Any(weights) : weights, any_dst ? Any(dst) : dst,
-        Dims(a.strides.begin(), a.strides.end()), dilation, Dims(a.pad_lo.begin(), a.pad_lo.end()),
-        Dims(a.pad_hi.begin(), a.pad_hi.end()), attr);
+    return typename Kind::primitive_desc(Engine(), dnnl::prop_kind::forward_inference, algorithm,
+                                         any_src ? Any(src) : src, any_weights ? Any(weights) : weights,
+                                         any_dst ? Any(dst) : dst, Dims(a.strides.begin(), a.strides.end()), dilation,
+                                         Dims(a.pad_lo.begin(), a.pad_lo.end()),
+                                         Dims(a.pad_hi.begin(), a.pad_hi.end()), attr);
   };
   for (bool any_weights : {false, true}) {
     for (int any : {0, 1, 2, 3}) {  // (bit 0: the input in oneDNN's layout; bit 1: the result)
@@ -116,6 +119,16 @@ dnnl::convolution_forward::primitive_desc Choose(const dnnl::memory::desc& src, 
     }
   }
   return make(false, false, false);
+}
+
+template <typename Kind>
+void Fill(Convolution& conv, const typename Kind::primitive_desc& pd, const dnnl::memory::desc& src,
+          const dnnl::memory::desc& weights, const dnnl::memory::desc& dst) {
+  conv.primitive = Kind(pd);
+  conv.src = Reorder(src, pd.src_desc());
+  conv.weights = Reorder(weights, pd.weights_desc());
+  conv.dst = Reorder(pd.dst_desc(), dst);
+  conv.scratchpad = pd.scratchpad_desc();
 }
 
 std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
@@ -130,13 +143,14 @@ std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffe
     ws.insert(ws.begin(), ws[0] * wd[1]);
   }
   auto src = Describe(xd, xs), weights = Describe(wd, ws), dst = Describe(yd, ys);
-  auto pd = Choose(src, weights, dst, a);
   auto conv = std::make_shared<Convolution>();
-  conv->primitive = dnnl::convolution_forward(pd);
-  conv->src = Reorder(src, pd.src_desc());
-  conv->weights = Reorder(weights, pd.weights_desc());
-  conv->dst = Reorder(pd.dst_desc(), dst);
-  conv->scratchpad = pd.scratchpad_desc();
+  if (a.transposed) {
+    using Kind = dnnl::deconvolution_forward;
+    Fill<Kind>(*conv, Choose<Kind>(src, weights, dst, a, dnnl::algorithm::deconvolution_direct), src, weights, dst);
+  } else {
+    using Kind = dnnl::convolution_forward;
+    Fill<Kind>(*conv, Choose<Kind>(src, weights, dst, a, dnnl::algorithm::convolution_direct), src, weights, dst);
+  }
   return conv;
 }
 
@@ -191,8 +205,8 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
 ffi::Error Convolve(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> lhs,
                     ffi::Span<const int64_t> rhs, ffi::Span<const int64_t> out, ffi::Span<const int64_t> strides,
                     ffi::Span<const int64_t> pad_lo, ffi::Span<const int64_t> pad_hi,
-                    ffi::Span<const int64_t> dilation, int64_t groups) {
-  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups});
+                    ffi::Span<const int64_t> dilation, int64_t groups, int64_t transposed) {
+  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed});
 }
 
 }  // namespace
@@ -209,7 +223,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionF32, Convolve,
                                   .Attr<ffi::Span<const int64_t>>("pad_lo")
                                   .Attr<ffi::Span<const int64_t>>("pad_hi")
                                   .Attr<ffi::Span<const int64_t>>("dilation")
-                                  .Attr<int64_t>("groups"));
+                                  .Attr<int64_t>("groups")
+                                  .Attr<int64_t>("transposed"));
 
 // ---- the Python module: the handlers as capsules, by target name ----------------------------------------------
 

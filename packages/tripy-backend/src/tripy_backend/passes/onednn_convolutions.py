@@ -4,8 +4,8 @@ each convolution that oneDNN can run becomes a ``stablehlo.custom_call`` to the 
 core. The rest stay XLA's.
 
 It serves float32 convolutions of static shapes with 1 to 3 spatial dims, any strides, non-negative padding,
-kernel dilation and feature groups (grouped, depthwise); not input dilation (transposed convolutions), window
-reversal or batch groups. The operands are passed as the program stores them: the custom call's attributes name
+kernel dilation and feature groups (grouped, depthwise), and transposed convolutions as ``tp.ConvTranspose`` lowers
+them (input dilation, the kernel reversed: oneDNN's deconvolution); not batch groups. The operands are passed as the program stores them: the custom call's attributes name
 their dims (the convolution's dimension numbers), so the pass adds no transpose. It runs after ``channels-last``,
 which leaves the activations channels-last between convolutions: the layout oneDNN's kernels read fastest.
 """
@@ -65,24 +65,49 @@ def _attributes(op: Any) -> Optional[Dict[str, Any]]:
     spatial = len(types[0].shape) - 2
     if not 1 <= spatial <= 3 or _int(a, "batch_group_count") != 1:
         return None
-    if any(d != 1 for d in _ints(a, "lhs_dilation", spatial, 1)) or any(_ints(a, "window_reversal", spatial, 0)):
-        return None
     padding = np.asarray(a["padding"], dtype=np.int64).reshape(spatial, 2) if "padding" in a else np.zeros((spatial, 2))
-    if (padding < 0).any():
-        return None
     dims = stablehlo.ConvDimensionNumbers(a["dimension_numbers"])
+    window = _window(a, spatial, padding, [types[1].shape[d] for d in dims.kernel_spatial_dimensions])
+    if window is None:
+        return None
+    strides, pad_lo, pad_hi, dilation, transposed = window
     return {
         "lhs": _array([dims.input_batch_dimension, dims.input_feature_dimension, *dims.input_spatial_dimensions]),
         "rhs": _array(
             [dims.kernel_output_feature_dimension, dims.kernel_input_feature_dimension, *dims.kernel_spatial_dimensions]
         ),
         "out": _array([dims.output_batch_dimension, dims.output_feature_dimension, *dims.output_spatial_dimensions]),
-        "strides": _array(_ints(a, "window_strides", spatial, 1)),
-        "pad_lo": _array([int(p) for p in padding[:, 0]]),
-        "pad_hi": _array([int(p) for p in padding[:, 1]]),
-        "dilation": _array(_ints(a, "rhs_dilation", spatial, 1)),
-        "groups": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _int(a, "feature_group_count")),
+        "strides": _array(strides),
+        "pad_lo": _array(pad_lo),
+        "pad_hi": _array(pad_hi),
+        "dilation": _array(dilation),
+        "groups": _i64(_int(a, "feature_group_count")),
+        "transposed": _i64(int(transposed)),
     }
+
+
+def _window(a: Any, spatial: int, padding: Any, kernel: List[int]) -> Optional[tuple]:
+    """(strides, padding before, padding after, kernel dilation, transposed) as oneDNN takes them; None where it
+    has no such convolution. A convolution of an input dilated by ``s`` with its kernel reversed and padded by
+    ``d * (k - 1) - p`` (how ``tp.ConvTranspose`` lowers) is oneDNN's deconvolution of stride ``s``, padding ``p``,
+    with the kernel as stored; an unreversed one would need the kernel reversed, and is left to XLA."""
+    lhs_dilation, dilation = _ints(a, "lhs_dilation", spatial, 1), _ints(a, "rhs_dilation", spatial, 1)
+    reversal = _ints(a, "window_reversal", spatial, 0)
+    if all(s == 1 for s in lhs_dilation):
+        if any(reversal) or (padding < 0).any():
+            return None
+        return _ints(a, "window_strides", spatial, 1), list(padding[:, 0]), list(padding[:, 1]), dilation, False
+    if not all(reversal) or any(s != 1 for s in _ints(a, "window_strides", spatial, 1)):
+        return None
+    span = [d * (k - 1) for d, k in zip(dilation, kernel)]
+    pad_lo, pad_hi = [s - p for s, p in zip(span, padding[:, 0])], [s - p for s, p in zip(span, padding[:, 1])]
+    if min(pad_lo + pad_hi) < 0:
+        return None
+    return lhs_dilation, pad_lo, pad_hi, dilation, True
+
+
+def _i64(value: int) -> Any:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
 
 def _int(attributes: Any, name: str) -> int:
