@@ -6,6 +6,8 @@ UNet and VAE), each written with tripy's layers and, for the peers, in PyTorch (
     bash benchmarks/peers/setup.sh                       # once: the peers' environment
     benchmarks/peers/.venv/bin/python benchmarks/peers/convnet.py [--rounds 10] [--only resnet18-b1,unet-b1]
 
+"tripy (no kernels)", where tripy-kernels is installed (scripts/kernels-deps; "tripy" then runs its oneDNN
+convolutions), is the same model with XLA's own convolutions (``TRIPY_KERNELS=0``), measured in the same run.
 "tripy (previous)" is the same model compiled as tripy did before channels-last convolutions, BatchNorm folding,
 YNNPACK convolutions and the thunk runtime from 256K kernel elements (``TRIPY_XLA_CPU_CHANNELS_LAST=0``, the
 others patched back here): their gain, measured in the same run.
@@ -25,7 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import numpy as np
 
 import tripy as tp
-from tripy_backend import cpu_plan
+from tripy_backend import cpu_plan, kernels
 from tripy_frontend.nn import batchnorm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -226,7 +228,7 @@ WORKLOADS: Dict[str, Tuple[Callable[[], tp.Module], Callable[[Dict[str, np.ndarr
 @contextlib.contextmanager
 def previous_code() -> Iterator[None]:
     """Compile as tripy did before: convolutions in the layout of the program, BatchNorm not folded, XLA:CPU's
-    default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements."""
+    default choice of YNNPACK fusions, the thunk runtime from 1M kernel elements, no native kernels."""
     old_env, old_fold, old_accepts = (
         os.environ.get("TRIPY_XLA_CPU_CHANNELS_LAST"),
         batchnorm.scaled_convolution,
@@ -238,7 +240,8 @@ def previous_code() -> Iterator[None]:
     cpu_plan._xla.accepts_cpu_option = lambda name, value: False  # type: ignore[assignment]
     cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = 1 << 20
     try:
-        yield
+        with no_kernels():
+            yield
     finally:
         batchnorm.scaled_convolution, cpu_plan._xla.accepts_cpu_option = old_fold, old_accepts  # type: ignore[assignment]
         cpu_plan.CONVOLUTION_KERNEL_ELEMENTS = old_kernels
@@ -246,6 +249,20 @@ def previous_code() -> Iterator[None]:
             del os.environ["TRIPY_XLA_CPU_CHANNELS_LAST"]
         else:
             os.environ["TRIPY_XLA_CPU_CHANNELS_LAST"] = old_env
+
+
+@contextlib.contextmanager
+def no_kernels() -> Iterator[None]:
+    """Compile without tripy-kernels' oneDNN convolutions (``TRIPY_KERNELS=0``): XLA's own."""
+    old = os.environ.get(kernels.ENV_VAR)
+    os.environ[kernels.ENV_VAR] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[kernels.ENV_VAR]
+        else:
+            os.environ[kernels.ENV_VAR] = old
 
 
 def contenders(name: str) -> Tuple[Dict[str, Callable[[], Any]], Dict[str, str]]:
@@ -264,7 +281,11 @@ def contenders(name: str) -> Tuple[Dict[str, Callable[[], Any]], Dict[str, str]]
     with previous_code():
         before = tp.compile(model, args=[tp.InputInfo(shape, tp.float32)])
     runs["tripy (previous)"] = lambda: np.from_dlpack(before(tx))
-    print(f"  {name}: tripy compiled twice in {time.perf_counter() - start:.1f} s", flush=True)
+    if kernels.enabled():  # (tripy-kernels installed: "tripy" is with its oneDNN convolutions, this without)
+        with no_kernels():
+            plain = tp.compile(model, args=[tp.InputInfo(shape, tp.float32)])
+        runs["tripy (no kernels)"] = lambda: np.from_dlpack(plain(tx))
+    print(f"  {name}: tripy compiled in {time.perf_counter() - start:.1f} s", flush=True)
     try:
         import torch
 
@@ -334,13 +355,13 @@ def main() -> None:
             [name]
             + [
                 f"{med[n] * 1e3:.1f}" if n in med else "n/a"
-                for n in ("tripy", "tripy (previous)", "onnxruntime", "openvino", "pytorch")
+                for n in ("tripy", "tripy (no kernels)", "tripy (previous)", "onnxruntime", "openvino", "pytorch")
             ]
             + [best]
         )
     print(
-        "\n| workload | tripy ms | tripy (previous) ms | ONNX Runtime ms | OpenVINO ms | PyTorch ms | tripy / best of "
-        "ONNX Runtime and OpenVINO |\n|---|---|---|---|---|---|---|"
+        "\n| workload | tripy ms | tripy (no kernels) ms | tripy (previous) ms | ONNX Runtime ms | OpenVINO ms | "
+        "PyTorch ms | tripy / best of ONNX Runtime and OpenVINO |\n|---|---|---|---|---|---|---|---|"
     )
     for row in summary:
         print("| " + " | ".join(row) + " |")

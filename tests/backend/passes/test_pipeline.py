@@ -18,6 +18,7 @@ def test_the_passes_in_order():
         "static-shapes",
         "lower-markers",
         "channels-last",
+        "onednn-convolutions",
         "matrix-vector-isolation",
     ]
     assert len({p.name for p in pipeline.PIPELINE}) == len(pipeline.PIPELINE)

@@ -127,6 +127,22 @@ def device_handle(platform: str, index: int) -> Any:
     return devices[index]
 
 
+def register_cpu_custom_call(name: str, capsule: Any) -> None:
+    """Register the XLA FFI handler `capsule` (typed FFI: ``api_version = 4``) as XLA:CPU's custom-call target
+    `name`, in XLA's process-wide registry, which tripy's CPU client reads. jax queues CPU registrations until its
+    own CPU client starts (``xla_client.make_cpu_client`` installs the handler that makes them); tripy's client
+    is made without it, so the same handler is installed here first (a no-op where jax's client started)."""
+    import jaxlib._jax as jx
+    from jaxlib import xla_client
+
+    try:
+        import jax.ffi as ffi
+    except ImportError:  # (jax < 0.4.38)
+        import jax.extend.ffi as ffi  # type: ignore[no-redef]
+    xla_client.register_custom_call_handler("cpu", jx.register_custom_call_target)
+    ffi.register_ffi_target(name, capsule, platform="cpu", api_version=1)  # (1: typed FFI)
+
+
 # Programs compiled by XLA in this process (tests count compilations with it; loading a serialized
 # program is not compiling): on callers' threads, and in the background (``background.Jobs``' threads).
 compilations = 0

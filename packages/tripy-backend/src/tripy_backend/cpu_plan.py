@@ -26,7 +26,7 @@ import os
 from typing import Any, List, NamedTuple, Sequence, Tuple
 
 from tripy_flatir.mlir_utils import context
-from tripy_backend import _xla
+from tripy_backend import _xla, kernels
 
 # Matrix elements that matrix-vector products must read, in all, before a program is worth the thunk
 # runtime (4 MiB of float32; below that the matrices stay in the CPU's caches and one thread keeps up).
@@ -134,9 +134,19 @@ def module_runtime(module_bytes: bytes) -> str:
 
 def fingerprint(platform: str, index: int, optimization_level: int = 3) -> str:
     """Everything besides the program that decides what the compiler produces: the compiler and host
-    (``_xla.host_fingerprint``), tripy's options and this policy."""
+    (``_xla.host_fingerprint``), tripy's options, this policy and the native kernels the code may call (last, and
+    only where there are some, so that code compiled without them keeps its fingerprint; ``saved_kernels`` reads
+    them back)."""
     options = compile_options(platform, optimization_level)
-    return f"{_xla.host_fingerprint(platform, index)};options={options};cpu_runtime={policy()}"
+    tag = kernels.tag()
+    used = f";kernels={tag}" if tag != kernels.NONE else ""
+    return f"{_xla.host_fingerprint(platform, index)};options={options};cpu_runtime={policy()}{used}"
+
+
+def saved_kernels(fingerprint: str) -> str:
+    """The native kernels (``kernels.tag()``) that code of `fingerprint` may call (``kernels.NONE``: none)."""
+    _, found, tag = fingerprint.rpartition(";kernels=")
+    return tag if found else kernels.NONE
 
 
 def products_and_kernels(module_bytes: bytes) -> Tuple[List[Product], int]:

@@ -37,7 +37,7 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, TripyWarning
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode
-from tripy_backend import _xla, cpu_plan, pipeline, range_check, range_plan
+from tripy_backend import _xla, cpu_plan, kernels, pipeline, range_check, range_plan
 from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 from tripy_backend.compiler import Compiler, size_error
@@ -306,7 +306,11 @@ class Program:
         return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
 
     def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
-        """`saved` if this compiler and host can load it; otherwise None, and a warning says so."""
+        """`saved` if this compiler and host can load it; otherwise None, and a warning says so. Raises if it
+        calls native kernels that are not installed here."""
+        missing = kernels.missing_error(cpu_plan.saved_kernels(saved.fingerprint)) if saved is not None else None
+        if missing is not None:
+            raise TripyException(f"{self.name}: {missing}")
         if saved is None or saved.fingerprint == self.fingerprint():
             return saved
         self._saved = saved

@@ -1,0 +1,32 @@
+"""tripy-kernels: native kernels that tripy's backend calls from XLA:CPU programs as XLA FFI custom calls
+(``stablehlo.custom_call`` with ``api_version = 4``). It owns the handlers and nothing else: tripy's backend decides
+which ops they serve (its ``onednn-convolutions`` pass) and registers them with XLA.
+
+``handlers()``: the handlers, as capsules, by custom-call target name. ``CONVOLUTION``: the float32 convolution's
+target (oneDNN; operands as XLA stores them, the layout named by attributes: see ``csrc/convolution.cc``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict
+
+# oneDNN runs on GNU OpenMP threads, which by default spin after each parallel region, holding a core that XLA's
+# own threads (the next ops) want: a 3x3 64->64 convolution at 56x56 took 16-24 ms on two spinning threads against
+# 3.4-4.9 sleeping (2-core machine, loaded). Set before libgomp loads (it reads it then); a value set already stays.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _native  # noqa: E402
+
+__version__ = "0.1.0"
+
+CONVOLUTION = "tripy_onednn_convolution_f32"
+
+
+def handlers() -> Dict[str, Any]:
+    """The XLA FFI handlers (PyCapsules), by custom-call target name."""
+    return dict(_native.handlers())
+
+
+def onednn_version() -> str:
+    """The version of the oneDNN library the handlers run on."""
+    return str(_native.onednn_version())

@@ -1,0 +1,70 @@
+"""tripy's optional native kernels (the ``tripy-kernels`` distribution: oneDNN convolutions as XLA FFI handlers):
+whether they are installed and in use, and their registration with XLA:CPU (once per process, through ``_xla``).
+
+The ``onednn-convolutions`` pass uses them when ``enabled()``; ``TRIPY_KERNELS=0`` turns them off (programs then
+compile to XLA's own convolutions). A program's compiled code records which kernels it calls (``cpu_plan.fingerprint``
+names ``tag()``), so that saved code which needs them is not loaded where they are missing (``missing_error``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any, Optional
+
+from tripy_flatir.exceptions import TripyWarning
+from tripy_backend import _xla
+
+try:  # (optional: a native package; `scripts/kernels-deps` builds it)
+    import tripy_kernels
+except ImportError:
+    tripy_kernels = None  # type: ignore[assignment]
+
+_kernels: Optional[Any] = tripy_kernels  # (None once XLA refuses it)
+
+ENV_VAR = "TRIPY_KERNELS"
+CONVOLUTION = "tripy_onednn_convolution_f32"
+NONE = "none"
+_registered = False
+_lock = threading.Lock()
+
+
+def installed() -> Optional[Any]:
+    """The ``tripy_kernels`` module, registered with XLA:CPU; None if it is not installed, or XLA refuses it (built
+    against another jaxlib's XLA FFI: a warning says so, once)."""
+    global _registered, _kernels
+    if _kernels is None:
+        return None
+    with _lock:
+        if not _registered:
+            try:
+                for name, capsule in _kernels.handlers().items():
+                    _xla.register_cpu_custom_call(name, capsule)
+            except Exception as e:
+                _kernels = None
+                message = f"tripy-kernels is installed but XLA does not take its kernels ({e}); rebuild it for this jaxlib (scripts/kernels-deps)"
+                warnings.warn(message, TripyWarning, stacklevel=2)
+                return None
+            _registered = True
+    return _kernels
+
+
+def enabled() -> bool:
+    """Whether programs compiled now call the kernels: installed, and not turned off (``TRIPY_KERNELS=0``)."""
+    return os.environ.get(ENV_VAR, "1") != "0" and installed() is not None
+
+
+def tag() -> str:
+    """What compiled code made now may call: ``tripy-kernels <version>``, or ``none``."""
+    return f"tripy-kernels {_kernels.__version__}" if enabled() and _kernels is not None else NONE
+
+
+def missing_error(saved_tag: str) -> Optional[str]:
+    """Why saved code that calls the kernels `saved_tag` (a ``tag()``) cannot load here; None if it can."""
+    if saved_tag == NONE or installed() is not None:
+        return None
+    return (
+        f"its compiled code calls tripy's native kernels ({saved_tag}: oneDNN convolutions), which are not "
+        "installed here. Install them (scripts/kernels-deps in a tripy checkout, or pip install "
+        "./native/tripy-kernels), or load it with trust_compiled_code=False to compile its StableHLO without them."
+    )

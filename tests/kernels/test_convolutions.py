@@ -1,0 +1,190 @@
+"""tripy-kernels' oneDNN convolutions against XLA's own: the same StableHLO convolution compiled as XLA's op and as
+the custom call the ``onednn-convolutions`` pass makes of it, on the same random operands (strided, padded,
+dilated, grouped, depthwise, transposed; 1 to 3 spatial dims; tripy's NCHW layout and the channels-last one the channels-last
+pass leaves), and tp.Conv end to end in eager and compiled mode against a NumPy convolution."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tripy_kernels")
+
+from jax.extend.mlir import ir  # noqa: E402
+
+import tripy as tp  # noqa: E402
+from tripy_flatir.mlir_utils import context  # noqa: E402
+from tripy_backend import _xla, kernels  # noqa: E402
+from tripy_backend.passes import Job, onednn_convolutions  # noqa: E402
+
+NCHW = "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+NHWC = "[b, 0, 1, f]x[o, i, 0, 1]->[b, 0, 1, f]"
+HWIO = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"  # (XLA's own convolution layout)
+
+# name -> (dimension numbers, input shape, kernel shape, strides, padding, kernel dilation, groups)
+CASES = {
+    "plain": (NCHW, (1, 3, 8, 8), (8, 3, 3, 3), [1, 1], [[1, 1], [1, 1]], [1, 1], 1),
+    "strided-padded": (NCHW, (2, 4, 9, 11), (6, 4, 3, 3), [2, 3], [[1, 2], [0, 1]], [1, 1], 1),
+    "dilated": (NCHW, (1, 4, 12, 12), (4, 4, 3, 3), [1, 1], [[2, 2], [1, 1]], [2, 3], 1),
+    "grouped": (NHWC, (2, 9, 11, 8), (16, 2, 3, 3), [2, 2], [[1, 1], [2, 0]], [1, 2], 4),
+    "depthwise": (NHWC, (1, 10, 10, 16), (16, 1, 3, 3), [2, 2], [[1, 1], [1, 1]], [1, 1], 16),
+    "depthwise-multiplier": (NCHW, (1, 8, 7, 7), (16, 1, 5, 5), [1, 1], [[2, 2], [2, 2]], [1, 1], 8),
+    "channels-last-64": (NHWC, (1, 14, 14, 64), (128, 64, 3, 3), [2, 2], [[1, 1], [1, 1]], [1, 1], 1),
+    "pointwise": (NHWC, (3, 7, 7, 32), (16, 32, 1, 1), [1, 1], [[0, 0], [0, 0]], [1, 1], 1),
+    "hwio-weights": (HWIO, (1, 6, 6, 4), (3, 3, 4, 8), [1, 1], [[1, 1], [1, 1]], [1, 1], 1),
+    "1d": ("[b, f, 0]x[o, i, 0]->[b, f, 0]", (2, 4, 20), (6, 2, 5), [2], [[2, 1]], [2], 2),
+    "3d": (
+        "[b, f, 0, 1, 2]x[o, i, 0, 1, 2]->[b, f, 0, 1, 2]",
+        (1, 3, 5, 6, 7),
+        (4, 3, 3, 3, 3),
+        [1, 2, 1],
+        [[1, 1], [0, 0], [1, 0]],
+        [1, 1, 2],
+        1,
+    ),
+}
+
+
+# transposed convolutions as tp.ConvTranspose lowers them: (dims, input, kernel, input dilation (the stride), padding
+# (dilation * (kernel - 1) - the crop), kernel dilation, groups); the kernel reversed
+TRANSPOSED = {
+    "transposed-2x2": (NHWC, (1, 6, 6, 8), (4, 8, 2, 2), [2, 2], [[1, 1], [1, 1]], [1, 1], 1),
+    "transposed-cropped": (NCHW, (2, 4, 5, 7), (6, 4, 3, 3), [2, 3], [[1, 1], [2, 0]], [1, 1], 1),
+    "transposed-dilated-grouped": (NCHW, (1, 4, 5, 5), (6, 2, 3, 3), [2, 2], [[3, 4], [4, 4]], [2, 2], 2),
+}
+
+
+def module(
+    dims: str, x: tuple, k: tuple, stride: list, pad: list, dilation: list, groups: int, lhs_dilation=None
+) -> bytes:
+    """A module with one convolution (its result shape worked out from the dimension numbers); with
+    `lhs_dilation`, the input dilated and the kernel reversed, and `stride` 1."""
+    lhs, rhs, out = [part.strip("[]").split(", ") for part in dims.replace("->", "x").split("]x[")]
+    sizes = {"b": x[lhs.index("b")], "f": k[rhs.index("o")]}
+    for i in range(len(x) - 2):
+        span = (k[rhs.index(str(i))] - 1) * dilation[i] + 1
+        size = x[lhs.index(str(i))] if lhs_dilation is None else (x[lhs.index(str(i))] - 1) * lhs_dilation[i] + 1
+        sizes[str(i)] = (size + sum(pad[i]) - span) // stride[i] + 1
+    xt, kt, yt = ("x".join(map(str, s)) for s in (x, k, [sizes[d] for d in out]))
+    window = f"stride = {stride}, pad = {pad}, rhs_dilate = {dilation}"
+    if lhs_dilation is not None:
+        window += f", lhs_dilate = {lhs_dilation}, reverse = {['true'] * len(lhs_dilation)}".replace("'", "")
+    return f"""func.func @main(%x: tensor<{xt}xf32>, %k: tensor<{kt}xf32>) -> tensor<{yt}xf32> {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = {dims}, window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}} : (tensor<{xt}xf32>, tensor<{kt}xf32>) -> tensor<{yt}xf32>
+  return %0 : tensor<{yt}xf32>
+}}""".encode()
+
+
+def run(program: bytes, *arrays: np.ndarray) -> np.ndarray:
+    exe = _xla.compile(program, "cpu", 0)
+    return np.asarray(_xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in arrays])[0])
+
+
+@pytest.fixture(autouse=True)
+def registered():
+    assert kernels.installed() is not None
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(TRANSPOSED))
+def test_same_numbers_as_xla(name):
+    if name in CASES:
+        program = module(*CASES[name])
+    else:
+        dims, x, k, lhs_dilation, pad, dilation, groups = TRANSPOSED[name]
+        program = module(dims, x, k, [1] * len(pad), pad, dilation, groups, lhs_dilation)
+    x, k = (CASES.get(name) or TRANSPOSED[name])[1:3]
+    served = onednn_convolutions.rewrite(program, Job())
+    with context():
+        assert "stablehlo.custom_call @tripy_onednn_convolution_f32" in str(ir.Module.parse(served))
+    rng = np.random.default_rng(0)
+    xs, ks = rng.standard_normal(x).astype(np.float32), rng.standard_normal(k).astype(np.float32)
+    expected = run(program, xs, ks)
+    np.testing.assert_allclose(run(served, xs, ks), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def numpy_conv(x, w, stride, padding, dilation, groups):
+    """NCHW x OIHW convolution in NumPy (float64), for the end-to-end checks."""
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *padding])
+    n, c, h, wd = x.shape
+    o, ci, kh, kw = w.shape
+    oh = (h - (kh - 1) * dilation[0] - 1) // stride[0] + 1
+    ow = (wd - (kw - 1) * dilation[1] - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    per = o // groups
+    for g in range(groups):
+        xg, wg = x[:, g * ci : (g + 1) * ci], w[g * per : (g + 1) * per].astype(np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                patch = xg[
+                    :,
+                    :,
+                    i * dilation[0] : i * dilation[0] + (oh - 1) * stride[0] + 1 : stride[0],
+                    j * dilation[1] : j * dilation[1] + (ow - 1) * stride[1] + 1 : stride[1],
+                ]
+                out[:, g * per : (g + 1) * per] += np.einsum("nchw,oc->nohw", patch, wg[:, :, i, j])
+    return out
+
+
+@pytest.mark.parametrize(
+    "cin, cout, kernel, stride, padding, dilation, groups",
+    [
+        (3, 8, (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+        (8, 16, (3, 3), (2, 2), ((1, 1), (2, 0)), (1, 2), 4),
+        (16, 16, (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 16),
+        (4, 4, (5, 3), (1, 2), ((4, 4), (1, 1)), (2, 1), 1),
+    ],
+    ids=["plain", "grouped-dilated", "depthwise", "dilated"],
+)
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_tp_conv_runs_on_onednn(cin, cout, kernel, stride, padding, dilation, groups, mode):
+    rng = np.random.default_rng(1)
+    conv = tp.Conv(cin, cout, kernel, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    w = rng.standard_normal((cout, cin // groups, *kernel)).astype(np.float32)
+    b = rng.standard_normal((cout,)).astype(np.float32)
+    conv.weight, conv.bias = tp.Tensor(w), tp.Tensor(b)
+    x = rng.standard_normal((2, cin, 11, 13)).astype(np.float32)
+    if mode == "eager":
+        y = np.from_dlpack(conv(tp.Tensor(x)))
+    else:
+        exe = tp.compile(conv, args=[tp.InputInfo(x.shape, tp.float32)])
+        y = np.from_dlpack(exe(tp.Tensor(x)))
+    expected = numpy_conv(x, w, stride, padding, dilation, groups) + b[None, :, None, None]
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_saved_executable_needs_the_kernels(tmp_path, monkeypatch):
+    conv = tp.Conv(4, 8, (3, 3), padding=((1, 1), (1, 1)))
+    conv.initialize_dummy_parameters()
+    exe = tp.compile(conv, args=[tp.InputInfo((1, 4, 6, 6), tp.float32)])
+    path = str(tmp_path / "conv.tpexe")
+    exe.save(path)
+    x = tp.Tensor(np.random.default_rng(2).standard_normal((1, 4, 6, 6)).astype(np.float32))
+    expected = np.from_dlpack(exe(x))
+    np.testing.assert_array_equal(np.from_dlpack(tp.Executable.load(path)(x)), expected)
+    monkeypatch.setattr(kernels, "_kernels", None)  # (as where tripy-kernels is not installed)
+    with pytest.raises(tp.TripyException, match="calls tripy's native kernels"):
+        tp.Executable.load(path)
+    recompiled = tp.Executable.load(path, trust_compiled_code=False)  # its StableHLO, on XLA's convolutions
+    np.testing.assert_allclose(np.from_dlpack(recompiled(x)), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_tp_conv_transpose_runs_on_onednn(mode):
+    rng = np.random.default_rng(3)
+    stride, padding = (2, 3), ((1, 1), (0, 2))
+    layer = tp.ConvTranspose(4, 6, (3, 3), stride=stride, padding=padding)
+    w = rng.standard_normal((4, 6, 3, 3)).astype(np.float32)  # [in, out, *k], as PyTorch's
+    b = rng.standard_normal((6,)).astype(np.float32)
+    layer.weight, layer.bias = tp.Tensor(w), tp.Tensor(b)
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    if mode == "eager":
+        y = np.from_dlpack(layer(tp.Tensor(x)))
+    else:
+        y = np.from_dlpack(tp.compile(layer, args=[tp.InputInfo(x.shape, tp.float32)])(tp.Tensor(x)))
+    (h, wd), (kh, kw) = x.shape[2:], w.shape[2:]
+    full = np.zeros((2, 6, (h - 1) * stride[0] + kh, (wd - 1) * stride[1] + kw))
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i : i + (h - 1) * stride[0] + 1 : stride[0], j : j + (wd - 1) * stride[1] + 1 : stride[1]] += (
+                np.einsum("nchw,co->nohw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+            )
+    expected = full[:, :, padding[0][0] : full.shape[2] - padding[0][1], padding[1][0] : full.shape[3] - padding[1][1]]
+    np.testing.assert_allclose(y, expected + b[None, :, None, None], rtol=1e-5, atol=1e-4)
