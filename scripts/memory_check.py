@@ -114,6 +114,7 @@ def range_sweep(hi: int, report: dict) -> None:
             np.from_dlpack(exe(tp.Tensor(np.full((n, 8), 0.5, np.float32))))
 
     sweep()
+    exe.wait()  # (a cheap program: the first sweep's shapes got static programs, compiled in the background)
     before = settled_rss()
     sweep()
     report["range_sweep_sizes"] = hi

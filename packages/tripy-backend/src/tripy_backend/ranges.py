@@ -195,13 +195,15 @@ class RangeProgram:
         return self._cover_program is not None
 
     def _missing(self) -> List[Tuple[int, ...]]:
-        """The plan's buckets without a program, the opt bucket's neighbours first (the likeliest calls)."""
+        """The plan's buckets without a program: those of sizes 0 and 1 first (the cover does not run them, see
+        `covers`), then opt's and its neighbours (the likeliest calls)."""
         opt = self._opt_bucket()
         rest = [b for b in self.buckets() if b not in self.programs]
         return sorted(
             rest,
-            key=lambda b: sum(
-                abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)
+            key=lambda b: (
+                min(b) > 1,
+                sum(abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)),
             ),
         )
 
@@ -393,8 +395,8 @@ class RangeProgram:
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
         smallest for the cover, see `compile`)."""
-        if self._cover and bucket == self._largest():  # (never size 0: see `covers`)
-            return self.bucket_shapes(tuple(max(1, self.variables[n][0]) for n in self.names))
+        if self._cover and bucket == self._largest():  # (never a size of 0 or 1: see `covers`)
+            return self.bucket_shapes(tuple(max(2, self.variables[n][0]) for n in self.names))
         lows = []
         for n, b in zip(self.names, bucket):
             k = self.bounds[n].index(b)
@@ -454,8 +456,9 @@ class RangeProgram:
             return True
         if bucket in self._left_out or not self._covered():
             return False
-        if any(shapes[i][d] == 0 for i, d in self.dynamic_dims):
-            # (XLA's dynamic padder divides by real sizes: a size 0 runs in its own bucket only, compiled next)
+        if any(shapes[i][d] <= 1 for i, d in self.dynamic_dims):
+            # A size of 0 or 1 runs in its own bucket only (compiled first, see `_missing`): XLA's dynamic padder
+            # divides by real sizes, and a dim of bound 1 is static, so it broadcasts where a padded one would not.
             return self._wait_for(bucket)
         # The cover runs them while their bucket compiles. With one variable, the cover checks their sizes itself
         # (``bounded_markers``); sizes of several variables may also have to agree (two batch dims added): a bucket
