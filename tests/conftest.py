@@ -4,8 +4,9 @@
 so every op is checked in both modes against the same NumPy expectation. In compiled mode it also
 runs the function eagerly and checks that both modes agree (dtype, shape and values).
 `logged(fn)` gives fn's result and what the 'compile' log topic printed while it ran.
-Every test leaves ``tp.logger``'s settings as it found them (``_logger_as_found``), so no test depends on which
-tests ran before it in the same process, which varies when pytest-xdist spreads them over workers.
+Every test leaves ``tp.logger``'s settings as it found them (``_logger_as_found``) and no compile running in the
+background (``_background_done``), so no test depends on which tests ran before it in the same process, which
+varies when pytest-xdist spreads them over workers.
 """
 
 from __future__ import annotations
@@ -19,12 +20,26 @@ import pytest
 
 from tripy_flatir.logging import logger
 
+try:  # (a layer's tests run with that layer and the ones below it installed: flatir's without the backend)
+    from tripy_backend import background
+except ImportError:  # pragma: no cover
+    background = None  # type: ignore[assignment]
+
 
 @pytest.fixture(autouse=True)
 def _logger_as_found() -> Iterator[None]:
     verbosity, stream, color = logger.verbosity, logger.stream, logger.enable_color
     yield
     logger.verbosity, logger.stream, logger.enable_color = verbosity, stream, color
+
+
+@pytest.fixture(autouse=True)
+def _background_done(_logger_as_found: None) -> Iterator[None]:
+    """After each test, its executables' background compiles are done (before the logger is restored): they
+    neither log into nor compile during the next test."""
+    yield
+    if background is not None:
+        background.wait_all()
 
 
 def _as_numpy(t: Any) -> np.ndarray:
