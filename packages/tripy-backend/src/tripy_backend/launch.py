@@ -52,6 +52,11 @@ class BoundedLauncher:
         self._on_invalid = on_invalid
         self._out_shapes: Optional[List[Tuple[int, ...]]] = None  # the real shapes, known after the first run
 
+    @property
+    def pads(self) -> bool:
+        """Whether some input is smaller than the bucket (a call pads it)."""
+        return bool(self._pad)
+
     def _padded(self, buffers: List[Any]) -> List[Any]:
         args = list(buffers)
         for i, bucket_shape, where in self._pad:

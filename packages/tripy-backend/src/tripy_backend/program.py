@@ -130,7 +130,7 @@ class Program:
         ranges = self.ranges
         if ranges is not None and ranges.covers(shapes):
             launch = ranges.launcher(shapes, self._runtime_error, self._invalid_shapes)
-            if ranges.cheap and not launch.provisional and isinstance(launch, BoundedLauncher):
+            if ranges.cheap and not launch.provisional and isinstance(launch, BoundedLauncher) and launch.pads:
                 launch.provisional = self._specialize_later(shapes)  # (until the shapes' static program is ready)
             return launch  # type: ignore[no-any-return]
         launcher = _xla.Launcher(self._specialize(shapes), self._runtime_error)

@@ -169,10 +169,12 @@ class RangeProgram:
 
     def _find_cheap(self) -> None:
         """Whether XLA's cost analysis finds the largest bucket's program cheap (see ``range_plan``): then the shapes
-        its calls bring get static programs of their own (``Program.launcher``)."""
+        its calls bring get static programs of their own (``Program.launcher``). (Not for a loaded plan: a saved
+        executable compiles nothing, and jaxlib 0.6's cost analysis of a loaded program finds everything cheap.)"""
         largest = self.programs.get(self._largest())
         self.cheap = bool(
             range_plan.EXACT_SIZES
+            and not self.loaded
             and largest is not None
             and _xla.is_cheap(largest[0], range_plan.CHEAP_FLOPS, range_plan.CHEAP_BYTES)
         )
@@ -442,8 +444,6 @@ class RangeProgram:
         for bucket, out_dims, data in saved:
             if data:  # (no code: compiled by Program.compile_range)
                 self.programs[tuple(bucket)] = (self.compiler.load(data), [list(d) for d in out_dims])
-        if not self.per_size:
-            self._find_cheap()
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and a program runs them: their bucket's, or the cover."""
