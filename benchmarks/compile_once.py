@@ -46,6 +46,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 ONLY: List[str] = []  # --only: the workloads whose names contain one of these
 
 
+def _interleaved(exe: Any, exact: Any, x: Any, repeats: int) -> Tuple[float, float]:
+    """Mean over 3 interleaved rounds of the median time of `exe(x)` and of `exact(x)`."""
+    r = e = 0.0
+    for _ in range(3):
+        r += median_time(lambda: exe(x).eval(), repeats)
+        e += median_time(lambda: exact(x).eval(), repeats)
+    return r / 3, e / 3
+
+
 def compare(
     name: str,
     func: Any,
@@ -60,7 +69,7 @@ def compare(
     if ONLY and not any(word in name for word in ONLY):
         return
     start = time.perf_counter()
-    ranged = tp.compile(func, args=[info((lo, opt, hi))])
+    ranged = tp.compile(func, args=[info((lo, opt, hi))], wait=True)  # (the whole plan: --ready times its parts)
     range_compile = time.perf_counter() - start
     start = time.perf_counter()
     tp.compile(func, args=[info(opt)])
@@ -79,12 +88,9 @@ def compare(
         compiled_in_calls += tripy_backend.compilation_count() - before
         exact = tp.compile(func, args=[info(n)])  # (after the first call: a compile leaves the CPU caches cold)
         exact(x).eval()
-        r = e = 0.0
-        for _ in range(3):  # interleaved
-            r += median_time(lambda: ranged(x).eval(), repeats)
-            e += median_time(lambda: exact(x).eval(), repeats)
-        ratios.append((r / e, n, r / 3, e / 3))
-        first_calls.append((first / (r / 3), n))
+        r, e = _interleaved(ranged, exact, x, repeats)
+        ratios.append((r / e, n, r, e))
+        first_calls.append((first / r, n))
     geomean = math.exp(sum(math.log(r) for r, _, _, _ in ratios) / len(ratios))
     worst = max(ratios)
     for r, n, rt, et in ratios if len(ratios) <= 16 else []:
@@ -212,10 +218,7 @@ def _geomean(values: Sequence[float]) -> float:
 
 
 def _call_ratio(exe: Any, exact: Any, x: Any, repeats: int) -> float:
-    r = e = 0.0
-    for _ in range(3):  # interleaved
-        r += median_time(lambda: exe(x).eval(), repeats)
-        e += median_time(lambda: exact(x).eval(), repeats)
+    r, e = _interleaved(exe, exact, x, repeats)
     return r / e
 
 

@@ -118,9 +118,8 @@ class Program:
         shapes themselves and run one signature many times (see ``_xla.Launcher``)."""
         if self._static is not None:
             return self._static  # type: ignore[no-any-return]
-        launcher = self._launchers.get(
-            shapes
-        )  # (a specialization: compiled at call time, in the background, or loaded)
+        # A specialization (compiled at call time, in the background, or loaded) before the range's buckets
+        launcher = self._launchers.get(shapes)
         if launcher is not None:
             try:
                 self._launchers.move_to_end(shapes)

@@ -143,7 +143,7 @@ class RangeProgram:
         logger.log(
             lambda: (
                 f"[compile] {what}: ready in {time.perf_counter() - self._start:.3f} s: "
-                f"{self._ready_text()}; {len(rest)} more compile in the background"
+                f"one program for the whole range; {len(rest)} more compile in the background"
             ),
             "compile",
         )
@@ -238,23 +238,6 @@ class RangeProgram:
     def ready(self) -> bool:
         """Whether every program of the plan is compiled."""
         return self._jobs is None or self._jobs.done
-
-    def _ready_text(self) -> str:
-        """The programs ready now, in words."""
-        with self.lock:
-            ready = list(self.programs)
-        parts = []
-        if self._covered():
-            parts.append("one program for the whole range")
-        exact = [b for b in ready if self.exact(b)]
-        if exact:
-            parts.append(
-                f"{len(exact)} static program(s) ("
-                + "; ".join(", ".join(f"{n} = {x}" for n, x in zip(self.names, b)) for b in exact[:3])
-                + (", ..." if len(exact) > 3 else "")
-                + ")"
-            )
-        return " and ".join(parts) or "no programs"
 
     def _log_ready(self) -> None:
         logger.log(
