@@ -7,13 +7,18 @@ runs the function eagerly and checks that both modes agree (dtype, shape and val
 Every test leaves ``tp.logger``'s settings as it found them (``_logger_as_found``) and no compile running in the
 background (``_background_done``), so no test depends on which tests ran before it in the same process, which
 varies when pytest-xdist spreads them over workers.
+
+The folders in `REQUIRED` hold tests that need optional dependencies, which a script installs into the workspace's
+environment. Without them their modules skip (`pytest.importorskip`), unless the folder's environment variable is 1
+(CI sets it): then a skipped module of the folder fails the run, so that CI cannot pass without running them.
 """
 
 from __future__ import annotations
 
 import io
+import os
 
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Dict, Iterator, List
 
 import numpy as np
 import pytest
@@ -24,6 +29,29 @@ try:  # (a layer's tests run with that layer and the ones below it installed: fl
     from tripy_backend import background
 except ImportError:  # pragma: no cover
     background = None  # type: ignore[assignment]
+
+
+# folder under tests/ -> (the environment variable that requires its tests, what they are, what installs their needs)
+REQUIRED = {
+    "importers": ("TRIPY_REQUIRE_IMPORTER_TESTS", "importer", "scripts/importer-deps"),
+    "kernels": ("TRIPY_REQUIRE_KERNELS_TESTS", "kernels", "scripts/kernels-deps"),
+    "ray": ("TRIPY_REQUIRE_RAY_TESTS", "Ray", "scripts/ray-deps"),
+}
+_required_skipped: Dict[str, List[str]] = {}  # folder -> its skipped modules, where they are required
+
+
+def pytest_collectreport(report: Any) -> None:
+    parts = report.nodeid.split("/")
+    folder = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+    if report.skipped and folder in REQUIRED and os.environ.get(REQUIRED[folder][0]) == "1":
+        _required_skipped.setdefault(folder, []).append(report.nodeid)
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    for folder, skipped in _required_skipped.items():
+        env_var, what, script = REQUIRED[folder]
+        print(f"\n{env_var}=1, but these {what} tests were skipped (run {script}): {', '.join(skipped)}")
+        session.exitstatus = 1
 
 
 @pytest.fixture(autouse=True)
