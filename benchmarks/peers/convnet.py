@@ -1,7 +1,7 @@
 """Convnets at batch 1 and 8 against ONNX Runtime, OpenVINO and PyTorch (eager), with the same random weights:
-ResNet-18 (1x3x224x224 and 8x3x224x224, float32, inference) and a small U-Net (1x3x128x128: convolutions,
-GroupNorm, SiLU, transposed convolutions and skip concatenations, the building blocks of Stable Diffusion's
-UNet and VAE), each written with tripy's layers and, for the peers, in PyTorch (exported to ONNX).
+ResNet-18 (1x3x224x224 and 8x3x224x224, float32, inference), ResNet-50 (1x3x224x224, bottleneck blocks) and a
+small U-Net (1x3x128x128: convolutions, GroupNorm, SiLU, transposed convolutions and skip concatenations, the
+building blocks of Stable Diffusion's UNet and VAE), each written with tripy's layers and, for the peers, in PyTorch (exported to ONNX).
 
     bash benchmarks/peers/setup.sh                       # once: the peers' environment
     benchmarks/peers/.venv/bin/python benchmarks/peers/convnet.py [--rounds 10] [--only resnet18-b1,unet-b1]
@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer_utils import NotAvailable, onnx_session, openvino_model, openvino_run, print_table  # noqa: E402
 
 WIDTHS = (64, 128, 256, 512)
+RESNET50_BLOCKS = (3, 4, 6, 3)
 
 
 class BasicBlock(tp.Module):
@@ -67,6 +68,54 @@ class ResNet18(tp.Module):
             setattr(self, f"layer{i + 1}", tp.Sequential(BasicBlock(cin, width, stride), BasicBlock(width, width, 1)))
             cin = width
         self.fc = tp.Linear(512, num_classes)
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        x = tp.relu(self.bn1(self.conv1(x)))
+        x = tp.maxpool(x, (3, 3), stride=(2, 2), padding=((1, 1), (1, 1)))
+        for i in range(len(WIDTHS)):
+            x = getattr(self, f"layer{i + 1}")(x)
+        x = tp.mean(x, dim=(2, 3))  # global average pool
+        return self.fc(x)
+
+
+class Bottleneck(tp.Module):
+    """torchvision's ResNet-50 block (v1.5: the stride on the 3x3 convolution), expansion 4."""
+
+    def __init__(self, cin: int, width: int, stride: int) -> None:
+        super().__init__()
+        cout = 4 * width
+        self.conv1 = tp.Conv(cin, width, (1, 1), bias=False)
+        self.bn1 = tp.BatchNorm(width)
+        self.conv2 = tp.Conv(width, width, (3, 3), padding=((1, 1), (1, 1)), stride=(stride, stride), bias=False)
+        self.bn2 = tp.BatchNorm(width)
+        self.conv3 = tp.Conv(width, cout, (1, 1), bias=False)
+        self.bn3 = tp.BatchNorm(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = tp.Sequential(
+                tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False), tp.BatchNorm(cout)
+            )
+
+    def forward(self, x: tp.Tensor) -> tp.Tensor:
+        out = tp.relu(self.bn2(self.conv2(tp.relu(self.bn1(self.conv1(x))))))
+        out = self.bn3(self.conv3(out))
+        return tp.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet50(tp.Module):
+    """torchvision's resnet50 structure and parameter names: bottleneck blocks, 3-4-6-3."""
+
+    def __init__(self, num_classes: int = 1000) -> None:
+        super().__init__()
+        self.conv1 = tp.Conv(3, 64, (7, 7), padding=((3, 3), (3, 3)), stride=(2, 2), bias=False)
+        self.bn1 = tp.BatchNorm(64)
+        cin = 64
+        for i, (width, blocks) in enumerate(zip(WIDTHS, RESNET50_BLOCKS)):
+            stride = 1 if i == 0 else 2
+            layer = [Bottleneck(cin, width, stride)] + [Bottleneck(4 * width, width, 1) for _ in range(blocks - 1)]
+            setattr(self, f"layer{i + 1}", tp.Sequential(*layer))
+            cin = 4 * width
+        self.fc = tp.Linear(cin, num_classes)
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         x = tp.relu(self.bn1(self.conv1(x)))
@@ -136,8 +185,59 @@ def torch_resnet18(state: Dict[str, np.ndarray]) -> Any:
                 x = getattr(self, f"layer{i + 1}")(x)
             return self.fc(x.mean(dim=(2, 3)))
 
+    return _loaded(Net(), state)
+
+
+def torch_resnet50(state: Dict[str, np.ndarray]) -> Any:
+    import torch
+
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin: int, width: int, stride: int) -> None:
+            super().__init__()
+            cout = 4 * width
+            self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv3, self.bn3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x: Any) -> Any:
+            out = torch.relu(self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))))
+            out = self.bn3(self.conv3(out))
+            return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            cin = 64
+            for i, (width, blocks) in enumerate(zip(WIDTHS, RESNET50_BLOCKS)):
+                layer = [Block(cin, width, 1 if i == 0 else 2)] + [
+                    Block(4 * width, width, 1) for _ in range(blocks - 1)
+                ]
+                setattr(self, f"layer{i + 1}", nn.Sequential(*layer))
+                cin = 4 * width
+            self.fc = nn.Linear(cin, 1000)
+
+        def forward(self, x: Any) -> Any:
+            x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+            for i in range(len(WIDTHS)):
+                x = getattr(self, f"layer{i + 1}")(x)
+            return self.fc(x.mean(dim=(2, 3)))
+
+    return _loaded(Net(), state)
+
+
+def _loaded(net: Any, state: Dict[str, np.ndarray]) -> Any:
+    """`net` in eval mode with `state` loaded (BatchNorm's ``num_batches_tracked`` left out), on every core."""
+    import torch
+
     torch.set_num_threads(os.cpu_count() or 1)
-    net = Net().eval()
+    net = net.eval()
     missing, unexpected = net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
     assert not unexpected and all(k.endswith("num_batches_tracked") for k in missing), (missing, unexpected)
     return net
@@ -221,6 +321,7 @@ def torch_unet(state: Dict[str, np.ndarray], c: int = 32) -> Any:
 WORKLOADS: Dict[str, Tuple[Callable[[], tp.Module], Callable[[Dict[str, np.ndarray]], Any], Tuple[int, ...]]] = {
     "resnet18-b1": (ResNet18, lambda s: torch_resnet18(s), (1, 3, 224, 224)),
     "resnet18-b8": (ResNet18, lambda s: torch_resnet18(s), (8, 3, 224, 224)),
+    "resnet50-b1": (ResNet50, torch_resnet50, (1, 3, 224, 224)),
     "unet-b1": (UNet, torch_unet, (1, 3, 128, 128)),
 }
 

@@ -35,8 +35,8 @@ setup(
             include_dirs=[ffi_include_dir(), os.path.join(prefix, "include")],
             library_dirs=[os.path.join(prefix, "lib")],
             libraries=["dnnl"],
-            extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
-            extra_link_args=["-Wl,-rpath,$ORIGIN/../../..", "-Wl,--disable-new-dtags"],
+            extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden", "-fopenmp"],
+            extra_link_args=["-fopenmp", "-Wl,-rpath,$ORIGIN/../../..", "-Wl,--disable-new-dtags"],
             language="c++",
         )
     ]

@@ -188,3 +188,22 @@ def test_tp_conv_transpose_runs_on_onednn(mode):
             )
     expected = full[:, :, padding[0][0] : full.shape[2] - padding[0][1], padding[1][0] : full.shape[3] - padding[1][1]]
     np.testing.assert_allclose(y, expected + b[None, :, None, None], rtol=1e-5, atol=1e-4)
+
+
+def test_weights_changed_in_place_are_laid_out_again():
+    """The handler keeps the weights laid out in oneDNN's layout per buffer: a buffer whose contents change between
+    calls (here a host array the CPU client aliases, written in place) must not be read through the old copy."""
+    put, _, zero_copy = _xla._uploader("cpu", 0)
+    program = onednn_convolutions.rewrite(module(*CASES["channels-last-64"]), Job())
+    exe = _xla.compile(program, "cpu", 0)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 14, 14, 64)).astype(np.float32)
+    k = np.empty((128, 64, 3, 3), np.float32)
+    k[...] = rng.standard_normal(k.shape)
+    xb, kb = _xla.to_device(x, "cpu", 0), put(k, zero_copy)
+    expected = run(module(*CASES["channels-last-64"]), x, k.copy())
+    np.testing.assert_allclose(np.asarray(_xla.execute(exe, [xb, kb])[0]), expected, rtol=1e-5, atol=1e-4)
+    for change in (lambda: k.__setitem__((77, 5, 1, 2), 3.0), lambda: k.__imul__(-0.5)):
+        change()  # (one weight, then all of them)
+        expected = run(module(*CASES["channels-last-64"]), x, k.copy())
+        np.testing.assert_allclose(np.asarray(_xla.execute(exe, [xb, kb])[0]), expected, rtol=1e-5, atol=1e-4)

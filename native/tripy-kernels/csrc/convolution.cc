@@ -6,12 +6,16 @@
 // by its logical dims ([N, C, *spatial] for the activations, [O, I, *spatial] for the weights) and the strides of
 // its stored row-major layout, which the attributes name (the StableHLO dimension numbers). oneDNN picks its
 // kernel for those layouts (channels-last activations, as tripy's channels-last pass leaves them, are its fastest),
-// reordering the activations only where it has no fast kernel for their layout, and the weights for a batch
-// (``Choose``). Primitives are created once
-// per distinct convolution and kept for the life of the process; oneDNN runs them on its own threads (OpenMP).
+// reordering the activations only where it has no fast kernel for their layout. The weights are read in oneDNN's
+// blocked layout from a copy laid out once per weight buffer and kept while the buffer holds the same contents
+// (``Weights``). Primitives are created once per distinct convolution and kept for the life of the process; oneDNN
+// runs them on its own threads (OpenMP).
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -97,10 +101,8 @@ bool IsReference(const dnnl::primitive_desc& pd) {
 
 // oneDNN's convolution (or deconvolution) for the activations in XLA's layouts where it has a fast kernel for them,
 // otherwise (a reference kernel: e.g. for a channels-first input and a channels-last result) in layouts of its
-// choice, reordered on the way in and out. The weights: for one image, as stored (ResNet-18 at batch 1, 2-core VM:
-// 37-41 ms against 46-50 with them reordered into oneDNN's blocked layout on every call); for a batch, reordered
-// (batch 8: 302-305 ms against 363-629), as the kernels' gain on blocked weights grows with the batch and the
-// reorder does not. (Either falls back to the other where it has only a reference kernel.)
+// choice, reordered on the way in and out. The weights in the layout of oneDNN's choice (blocked), laid out once per
+// buffer and content (``Weights``); as stored where it has only a reference kernel for that.
 template <typename Kind>
 typename Kind::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
                                     const dnnl::memory::desc& dst, const Attrs& a, dnnl::algorithm algorithm) {
@@ -115,8 +117,7 @@ typename Kind::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::
                                          Dims(a.pad_lo.begin(), a.pad_lo.end()),
                                          Dims(a.pad_hi.begin(), a.pad_hi.end()), attr);
   };
-  bool batched = src.get_dims()[0] > 1;  // (then reordering the weights per call pays: see Choose's comment)
-  for (bool any_weights : {batched, !batched}) {
+  for (bool any_weights : {true, false}) {
     for (int any : {0, 1, 2, 3}) {  // (bit 0: the input in oneDNN's layout; bit 1: the result)
       auto pd = make(any & 1, any_weights, any & 2);
       if (!IsReference(pd)) return pd;
@@ -158,11 +159,10 @@ std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffe
   return conv;
 }
 
-std::shared_ptr<Convolution> Find(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
-                                  const Attrs& a) {
+std::shared_ptr<Convolution> Find(const std::string& key, const ffi::AnyBuffer& x, const ffi::AnyBuffer& w,
+                                  const ffi::AnyBuffer& y, const Attrs& a) {
   static std::mutex lock;
   static std::unordered_map<std::string, std::shared_ptr<Convolution>> made;
-  std::string key = Key(x, w, a);
   {
     std::lock_guard<std::mutex> guard(lock);
     auto it = made.find(key);
@@ -182,15 +182,111 @@ dnnl::memory In(const Reorder& reorder, void* data, dnnl::stream& stream) {
   return preferred;
 }
 
+// What a buffer holds, to tell whether a laid-out copy of it is still its copy: 8 independent 64-bit lanes, each a
+// chain of ``h = mix((h ^ word) * odd)`` over every 8th word. Each step is a bijection of ``h`` for a given word, so
+// changing any one word changes its lane's result; other changes collide with odds of about 2^-64. The lanes are
+// hashed in chunks on oneDNN's OpenMP threads: the weights are read once, at memory speed.
+typedef uint64_t __attribute__((may_alias)) Word;  // (the weights' bytes, read as 64-bit words)
+
+struct Fingerprint {
+  static constexpr int kLanes = 8;
+  static constexpr size_t kChunkWords = size_t{1} << 16;  // (512 KiB: a chunk per thread and step)
+  uint64_t lanes[kLanes] = {};
+  size_t bytes = 0;
+
+  bool operator==(const Fingerprint& other) const {
+    return bytes == other.bytes && std::memcmp(lanes, other.lanes, sizeof lanes) == 0;
+  }
+
+  static void Chain(const Word* words, size_t n, uint64_t* lanes) {
+    uint64_t h[kLanes];
+    for (int l = 0; l < kLanes; ++l) h[l] = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(l + 1);
+    for (size_t i = 0; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        uint64_t x = (h[l] ^ words[i + l]) * 0xFF51AFD7ED558CCDull;
+        h[l] = x ^ (x >> 29);
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) lanes[l] = h[l];
+  }
+
+  // Each chunk's lanes (chunks of whole steps, on OpenMP's threads), then the bytes after the last whole step
+  // (fewer than a step's), chained in order: which chunk a word is in counts.
+  static Fingerprint Of(const void* data, size_t bytes) {
+    const auto* words = static_cast<const Word*>(data);
+    size_t n = bytes / (sizeof(Word) * kLanes) * kLanes, chunks = (n + kChunkWords - 1) / kChunkWords;
+    std::vector<uint64_t> parts((chunks + 1) * kLanes, 0);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t c = 0; c < static_cast<int64_t>(chunks); ++c) {
+      size_t begin = static_cast<size_t>(c) * kChunkWords;
+      Chain(words + begin, std::min(kChunkWords, n - begin), &parts[static_cast<size_t>(c) * kLanes]);
+    }
+    std::memcpy(&parts[chunks * kLanes], static_cast<const char*>(data) + n * sizeof(Word), bytes - n * sizeof(Word));
+    Fingerprint f;
+    f.bytes = bytes;
+    Chain(parts.data(), parts.size(), f.lanes);
+    return f;
+  }
+};
+
+// The weights in oneDNN's layout, laid out once: a copy kept per convolution and weight buffer, and used while the
+// buffer holds what it was made from. The buffer's address alone would not say so: XLA and tripy reuse memory, and
+// an argument's buffer may be given other contents between calls. So each call fingerprints the weights (reading
+// them once, at memory speed, instead of reordering them: a read and a strided write) and lays them out again where
+// they changed. The copies are kept up to kWeightCacheBytes in all, then dropped, oldest first.
+constexpr size_t kWeightCacheBytes = size_t{2} << 30;
+
+struct LaidOut {
+  Fingerprint fingerprint;
+  dnnl::memory memory;
+  size_t bytes;
+};
+
+dnnl::memory Weights(const Convolution& conv, const std::string& key, void* data, dnnl::stream& stream) {
+  if (!conv.weights.needed) return dnnl::memory(conv.weights.from, Engine(), data);
+  static std::mutex lock;
+  static std::unordered_map<std::string, LaidOut> kept;
+  static std::list<std::string> order;  // (oldest first)
+  static size_t total = 0;
+  std::string at = key + '@' + std::to_string(reinterpret_cast<uintptr_t>(data));
+  Fingerprint now = Fingerprint::Of(data, conv.weights.from.get_size());
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    auto it = kept.find(at);
+    if (it != kept.end() && it->second.fingerprint == now) return it->second.memory;
+  }
+  LaidOut laid{now, In(conv.weights, data, stream), conv.weights.to.get_size()};
+  stream.wait();
+  std::lock_guard<std::mutex> guard(lock);
+  auto it = kept.find(at);
+  if (it != kept.end()) {  // (replaced: a copy of what the buffer held before, or one made at the same time)
+    total -= it->second.bytes;
+    order.remove(at);
+    kept.erase(it);
+  }
+  while (total + laid.bytes > kWeightCacheBytes && !order.empty()) {
+    total -= kept.at(order.front()).bytes;
+    kept.erase(order.front());
+    order.pop_front();
+  }
+  if (laid.bytes <= kWeightCacheBytes) {
+    total += laid.bytes;
+    order.push_back(at);
+    kept.emplace(at, laid);
+  }
+  return laid.memory;
+}
+
 ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a) {
   if (x.element_type() != ffi::F32 || w.element_type() != ffi::F32 || y->element_type() != ffi::F32) {
     return ffi::Error::InvalidArgument("tripy_onednn_convolution_f32: operands must be float32");
   }
   try {
-    auto conv = Find(x, w, *y, a);
+    std::string key = Key(x, w, a);
+    auto conv = Find(key, x, w, *y, a);
     dnnl::stream stream(Engine());
     auto src = In(conv->src, x.untyped_data(), stream);
-    auto weights = In(conv->weights, w.untyped_data(), stream);
+    auto weights = Weights(*conv, key, w.untyped_data(), stream);
     dnnl::memory result(conv->dst.to, Engine(), y->untyped_data());
     dnnl::memory dst = conv->dst.needed ? dnnl::memory(conv->dst.from, Engine()) : result;
     dnnl::memory scratchpad(conv->scratchpad, Engine());
