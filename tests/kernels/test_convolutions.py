@@ -190,6 +190,14 @@ def test_tp_conv_transpose_runs_on_onednn(mode):
     np.testing.assert_allclose(y, expected + b[None, :, None, None], rtol=1e-5, atol=1e-4)
 
 
+def _aligned(shape, alignment=256):
+    """An uninitialized float32 array whose data starts at a multiple of `alignment` bytes."""
+    size = int(np.prod(shape))
+    raw = np.empty(size + alignment // 4, np.float32)
+    start = (-raw.ctypes.data % alignment) // 4
+    return raw[start : start + size].reshape(shape)
+
+
 def test_weights_changed_in_place_are_laid_out_again():
     """The handler keeps the weights laid out in oneDNN's layout per buffer: a buffer whose contents change between
     calls (here a host array the CPU client aliases, written in place) must not be read through the old copy."""
@@ -198,7 +206,7 @@ def test_weights_changed_in_place_are_laid_out_again():
     exe = _xla.compile(program, "cpu", 0)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((1, 14, 14, 64)).astype(np.float32)
-    k = np.empty((128, 64, 3, 3), np.float32)
+    k = _aligned((128, 64, 3, 3))  # (the CPU client aliases only aligned host memory; it copies the rest)
     k[...] = rng.standard_normal(k.shape)
     xb, kb = _xla.to_device(x, "cpu", 0), put(k, zero_copy)
     expected = run(module(*CASES["channels-last-64"]), x, k.copy())

@@ -101,3 +101,13 @@ def test_saved_code_that_calls_missing_kernels_is_refused(monkeypatch):
     monkeypatch.setattr(kernels, "_kernels", None)
     assert kernels.missing_error(kernels.NONE) is None
     assert "tripy-kernels 0.1.0" in kernels.missing_error("tripy-kernels 0.1.0")
+
+
+def test_a_bounded_programs_convolutions_stay_xlas():
+    # XLA:CPU refuses a custom call on a padded dim; the range would fall back to a static program per shape.
+    bounded = GROUPED.replace(b"%x: tensor<2x9x11x8xf32>", b"%x0: tensor<2x9x11x8xf32>, %n: tensor<i32>").replace(
+        b"  %0 = stablehlo.convolution(%x,",
+        b"  %x = stablehlo.set_dimension_size %x0, %n, dim = 0 : (tensor<2x9x11x8xf32>, tensor<i32>) -> "
+        b"tensor<?x9x11x8xf32, #stablehlo.bounds<2, ?, ?, ?>>\n  %0 = stablehlo.convolution(%x,",
+    )
+    assert onednn_convolutions.rewrite(bounded, Job()) is bounded

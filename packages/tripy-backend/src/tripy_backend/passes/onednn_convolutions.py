@@ -3,7 +3,7 @@ each convolution that oneDNN can run becomes a ``stablehlo.custom_call`` to the 
 (``api_version = 4``), which runs it with oneDNN on its own threads; XLA:CPU runs a batch-1 convolution on one
 core. The rest stay XLA's.
 
-It serves float32 convolutions of static shapes with 1 to 3 spatial dims, any strides, non-negative padding,
+It serves static programs' float32 convolutions with 1 to 3 spatial dims, any strides, non-negative padding,
 kernel dilation and feature groups (grouped, depthwise), and transposed convolutions as ``tp.ConvTranspose`` lowers
 them (input dilation, the kernel reversed: oneDNN's deconvolution); not batch groups. The operands are passed as the program stores them: the custom call's attributes name
 their dims (the convolution's dimension numbers), so the pass adds no transpose. It runs after ``channels-last``,
@@ -28,6 +28,11 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
     """The module with each convolution the kernels serve as a custom call to them; `module_bytes` itself if it
     has none."""
     if b"convolution" not in module_bytes:  # (op names are text in bytecode too)
+        return module_bytes
+    if b"set_dimension_size" in module_bytes:  # (a bounded program: ``lower_markers``)
+        # XLA:CPU refuses a custom call on a padded dim ("not supported to have a dynamic dimension"): the range
+        # would fall back to a static program per shape (32 compiles for a batch of 1..32) after a failed compile.
+        logger.log("[compile] onednn-convolutions: a bounded program's convolutions stay XLA's", "compile")
         return module_bytes
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
