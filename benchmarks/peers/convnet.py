@@ -55,19 +55,16 @@ class BasicBlock(tp.Module):
         return tp.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
-class ResNet18(tp.Module):
-    """torchvision's resnet18 structure and parameter names."""
+class _ResNet(tp.Module):
+    """torchvision's ResNet stem, stages (`stages`: each stage's blocks) and head, with its parameter names."""
 
-    def __init__(self, num_classes: int = 1000) -> None:
+    def __init__(self, stages: List[List[tp.Module]], features: int, num_classes: int) -> None:
         super().__init__()
         self.conv1 = tp.Conv(3, 64, (7, 7), padding=((3, 3), (3, 3)), stride=(2, 2), bias=False)
         self.bn1 = tp.BatchNorm(64)
-        cin = 64
-        for i, width in enumerate(WIDTHS):
-            stride = 1 if i == 0 else 2
-            setattr(self, f"layer{i + 1}", tp.Sequential(BasicBlock(cin, width, stride), BasicBlock(width, width, 1)))
-            cin = width
-        self.fc = tp.Linear(512, num_classes)
+        for i, blocks in enumerate(stages):
+            setattr(self, f"layer{i + 1}", tp.Sequential(*blocks))
+        self.fc = tp.Linear(features, num_classes)
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         x = tp.relu(self.bn1(self.conv1(x)))
@@ -76,6 +73,17 @@ class ResNet18(tp.Module):
             x = getattr(self, f"layer{i + 1}")(x)
         x = tp.mean(x, dim=(2, 3))  # global average pool
         return self.fc(x)
+
+
+class ResNet18(_ResNet):
+    """torchvision's resnet18 structure and parameter names."""
+
+    def __init__(self, num_classes: int = 1000) -> None:
+        stages, cin = [], 64
+        for i, width in enumerate(WIDTHS):
+            stages.append([BasicBlock(cin, width, 1 if i == 0 else 2), BasicBlock(width, width, 1)])
+            cin = width
+        super().__init__(stages, cin, num_classes)
 
 
 class Bottleneck(tp.Module):
@@ -102,28 +110,16 @@ class Bottleneck(tp.Module):
         return tp.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
-class ResNet50(tp.Module):
+class ResNet50(_ResNet):
     """torchvision's resnet50 structure and parameter names: bottleneck blocks, 3-4-6-3."""
 
     def __init__(self, num_classes: int = 1000) -> None:
-        super().__init__()
-        self.conv1 = tp.Conv(3, 64, (7, 7), padding=((3, 3), (3, 3)), stride=(2, 2), bias=False)
-        self.bn1 = tp.BatchNorm(64)
-        cin = 64
+        stages, cin = [], 64
         for i, (width, blocks) in enumerate(zip(WIDTHS, RESNET50_BLOCKS)):
-            stride = 1 if i == 0 else 2
-            layer = [Bottleneck(cin, width, stride)] + [Bottleneck(4 * width, width, 1) for _ in range(blocks - 1)]
-            setattr(self, f"layer{i + 1}", tp.Sequential(*layer))
+            first = Bottleneck(cin, width, 1 if i == 0 else 2)
+            stages.append([first] + [Bottleneck(4 * width, width, 1) for _ in range(blocks - 1)])
             cin = 4 * width
-        self.fc = tp.Linear(cin, num_classes)
-
-    def forward(self, x: tp.Tensor) -> tp.Tensor:
-        x = tp.relu(self.bn1(self.conv1(x)))
-        x = tp.maxpool(x, (3, 3), stride=(2, 2), padding=((1, 1), (1, 1)))
-        for i in range(len(WIDTHS)):
-            x = getattr(self, f"layer{i + 1}")(x)
-        x = tp.mean(x, dim=(2, 3))  # global average pool
-        return self.fc(x)
+        super().__init__(stages, cin, num_classes)
 
 
 def random_weights(model: tp.Module, seed: int = 0) -> Dict[str, np.ndarray]:
