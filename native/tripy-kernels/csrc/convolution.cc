@@ -54,6 +54,7 @@ struct Convolution {
   dnnl::primitive primitive;  // (a convolution_forward, or a deconvolution_forward)
   Reorder src, weights, dst;  // (dst: from oneDNN's layout to XLA's)
   dnnl::memory::desc scratchpad;
+  bool reference = false;  // (oneDNN has only a reference kernel for it: slow)
 };
 
 Dims RowMajorStrides(ffi::Span<const int64_t> shape) {
@@ -134,14 +135,15 @@ void Fill(Convolution& conv, const typename Kind::primitive_desc& pd, const dnnl
   conv.weights = Reorder(weights, pd.weights_desc());
   conv.dst = Reorder(pd.dst_desc(), dst);
   conv.scratchpad = pd.scratchpad_desc();
+  conv.reference = IsReference(pd);
 }
 
-std::shared_ptr<Convolution> Create(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const ffi::AnyBuffer& y,
-                                    const Attrs& a) {
+std::shared_ptr<Convolution> Create(ffi::Span<const int64_t> x, ffi::Span<const int64_t> w,
+                                    ffi::Span<const int64_t> y, const Attrs& a) {
   Dims xd, xs, wd, ws, yd, ys;
-  Logical(x.dimensions(), a.lhs, xd, xs);
-  Logical(w.dimensions(), a.rhs, wd, ws);
-  Logical(y.dimensions(), a.out, yd, ys);
+  Logical(x, a.lhs, xd, xs);
+  Logical(w, a.rhs, wd, ws);
+  Logical(y, a.out, yd, ys);
   if (a.groups > 1) {  // [O, I/G, *k] -> [G, O/G, I/G, *k]: output feature o is in group o / (O/G)
     wd[0] /= a.groups;
     wd.insert(wd.begin(), a.groups);
@@ -168,7 +170,7 @@ std::shared_ptr<Convolution> Find(const std::string& key, const ffi::AnyBuffer& 
     auto it = made.find(key);
     if (it != made.end()) return it->second;
   }
-  auto conv = Create(x, w, y, a);
+  auto conv = Create(x.dimensions(), w.dimensions(), y.dimensions(), a);
   std::lock_guard<std::mutex> guard(lock);
   return made.emplace(key, conv).first->second;
 }
@@ -340,7 +342,40 @@ static PyObject* OnednnVersion(PyObject*, PyObject*) {
   return PyUnicode_FromFormat("%d.%d.%d", v->major, v->minor, v->patch);
 }
 
+// fast(x_shape, w_shape, y_shape, lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed): whether
+// oneDNN runs this convolution (the handler's attributes) with an optimized kernel, not only a reference one.
+static bool Ints(PyObject* sequence, std::vector<int64_t>& out) {
+  PyObject* fast = PySequence_Fast(sequence, "expected a sequence of ints");
+  if (fast == nullptr) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i) {
+    out.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i)));
+  }
+  Py_DECREF(fast);
+  return !PyErr_Occurred();
+}
+
+static PyObject* Fast(PyObject*, PyObject* args) {
+  PyObject* seqs[10];
+  long long groups, transposed;
+  if (!PyArg_ParseTuple(args, "OOOOOOOOOOLL", &seqs[0], &seqs[1], &seqs[2], &seqs[3], &seqs[4], &seqs[5], &seqs[6],
+                        &seqs[7], &seqs[8], &seqs[9], &groups, &transposed)) {
+    return nullptr;
+  }
+  std::vector<int64_t> v[10];
+  for (int k = 0; k < 10; ++k) {
+    if (!Ints(seqs[k], v[k])) return nullptr;
+  }
+  auto span = [&](int k) { return ffi::Span<const int64_t>(v[k].data(), v[k].size()); };
+  Attrs a{span(3), span(4), span(5), span(6), span(7), span(8), span(9), groups, transposed};
+  try {
+    return PyBool_FromLong(!Create(span(0), span(1), span(2), a)->reference);
+  } catch (const dnnl::error& e) {
+    return PyBool_FromLong(0);  // (oneDNN cannot run it at all)
+  }
+}
+
 static PyMethodDef kMethods[] = {
+    {"fast", Fast, METH_VARARGS, "Whether oneDNN has an optimized (not a reference) kernel for this convolution."},
     {"handlers", Handlers, METH_NOARGS, "The XLA FFI handlers (capsules), by custom-call target name."},
     {"onednn_version", OnednnVersion, METH_NOARGS, "The version of the oneDNN library loaded."},
     {nullptr, nullptr, 0, nullptr}};

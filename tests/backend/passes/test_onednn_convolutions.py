@@ -111,3 +111,29 @@ def test_a_bounded_programs_convolutions_stay_xlas():
         b"tensor<?x9x11x8xf32, #stablehlo.bounds<2, ?, ?, ?>>\n  %0 = stablehlo.convolution(%x,",
     )
     assert onednn_convolutions.rewrite(bounded, Job()) is bounded
+
+
+def test_a_convolution_with_only_onednns_reference_kernel_stays_xlas(monkeypatch, same_module):
+    asked = []
+    monkeypatch.setattr(kernels, "slow", lambda x, w, y, attributes: asked.append((x, w, y, attributes)) or True)
+    assert onednn_convolutions.rewrite(GROUPED, Job()) is GROUPED
+    assert asked == [
+        (
+            [2, 9, 11, 8],
+            [16, 2, 3, 3],
+            [2, 5, 5, 16],
+            {
+                "lhs": [0, 3, 1, 2],
+                "rhs": [0, 1, 2, 3],
+                "out": [0, 3, 1, 2],
+                "strides": [2, 2],
+                "pad_lo": [1, 2],
+                "pad_hi": [1, 0],
+                "dilation": [1, 2],
+                "groups": 4,
+                "transposed": 0,
+            },
+        )
+    ]
+    monkeypatch.setattr(kernels, "slow", lambda *args: False)
+    same_module(onednn_convolutions.rewrite(GROUPED, Job()), CALL)

@@ -8,7 +8,7 @@ target (oneDNN; operands as XLA stores them, the layout named by attributes: see
 from __future__ import annotations
 
 import os
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 # oneDNN runs on GNU OpenMP threads, which by default spin after each parallel region, holding a core that XLA's
 # own threads (the next ops) want: a 3x3 64->64 convolution at 56x56 took 16-24 ms on two spinning threads against
@@ -25,6 +25,14 @@ CONVOLUTION = "tripy_onednn_convolution_f32"
 def handlers() -> Dict[str, Any]:
     """The XLA FFI handlers (PyCapsules), by custom-call target name."""
     return dict(_native.handlers())
+
+
+def fast(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:
+    """Whether oneDNN runs the convolution of an input of shape `x` with weights `w` into `y` (the handler's
+    `attributes`, by name) with an optimized kernel; False where it has only a reference one (many times slower
+    than XLA's) or none."""
+    names = ("lhs", "rhs", "out", "strides", "pad_lo", "pad_hi", "dilation")
+    return bool(_native.fast(x, w, y, *(attributes[n] for n in names), attributes["groups"], attributes["transposed"]))
 
 
 def onednn_version() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyWarning
 from tripy_backend import _xla
@@ -57,6 +57,13 @@ def enabled() -> bool:
 def tag() -> str:
     """What compiled code made now may call: ``tripy-kernels <version>``, or ``none``."""
     return f"tripy-kernels {_kernels.__version__}" if enabled() and _kernels is not None else NONE
+
+
+def slow(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:
+    """Whether the installed kernels would run this convolution (shapes `x`, `w` -> `y`; the handler's
+    `attributes`) with oneDNN's reference kernel only: many times slower than XLA's, so it stays XLA's."""
+    fast = getattr(_kernels, "fast", None)  # (a build from before the kernels could say)
+    return fast is not None and not fast(x, w, y, attributes)
 
 
 def missing_error(saved_tag: str) -> Optional[str]:

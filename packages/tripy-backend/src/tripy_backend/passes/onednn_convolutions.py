@@ -4,7 +4,8 @@ each convolution that oneDNN can run becomes a ``stablehlo.custom_call`` to the 
 core. The rest stay XLA's.
 
 It serves static programs' float32 convolutions with 1 to 3 spatial dims, any strides, non-negative padding,
-kernel dilation and feature groups (grouped, depthwise), and transposed convolutions as ``tp.ConvTranspose`` lowers
+kernel dilation and feature groups (grouped, depthwise) for which oneDNN has an optimized kernel (its reference
+kernels are many times slower than XLA's: ``kernels.slow``), and transposed convolutions as ``tp.ConvTranspose`` lowers
 them (input dilation, the kernel reversed: oneDNN's deconvolution); not batch groups. The operands are passed as the program stores them: the custom call's attributes name
 their dims (the convolution's dimension numbers), so the pass adds no transpose. It runs after ``channels-last``,
 which leaves the activations channels-last between convolutions: the layout oneDNN's kernels read fastest.
@@ -40,7 +41,8 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
         convolutions = [op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.convolution"]
         for op in convolutions:
             attributes = _attributes(op)
-            if attributes is None:
+            x, w, y = (ir.RankedTensorType(v.type).shape for v in [*op.operands, op.result])
+            if attributes is None or kernels.slow(x, w, y, attributes):
                 continue
             with ir.InsertionPoint(op), op.location:
                 call = ir.Operation.create(
@@ -50,7 +52,9 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
                     attributes={
                         "call_target_name": ir.StringAttr.get(kernels.CONVOLUTION),
                         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
-                        "backend_config": ir.DictAttr.get(attributes),
+                        "backend_config": ir.DictAttr.get(
+                            {k: _array(v) if isinstance(v, list) else _i64(v) for k, v in attributes.items()}
+                        ),
                     },
                 )
             op.result.replace_all_uses_with(call.result)
@@ -61,8 +65,8 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
 
 
 def _attributes(op: Any) -> Optional[Dict[str, Any]]:
-    """The custom call's attributes for the convolution `op` (see ``tripy_kernels``' handler); None where the
-    kernels do not serve it."""
+    """The custom call's attributes for the convolution `op` (see ``tripy_kernels``' handler: lists of ints and
+    ints, by name); None where the kernels do not serve it."""
     types = [ir.RankedTensorType(v.type) for v in [*op.operands, op.result]]
     if not all(t.has_static_shape and str(t.element_type) == "f32" for t in types):
         return None
@@ -77,17 +81,19 @@ def _attributes(op: Any) -> Optional[Dict[str, Any]]:
         return None
     strides, pad_lo, pad_hi, dilation, transposed = window
     return {
-        "lhs": _array([dims.input_batch_dimension, dims.input_feature_dimension, *dims.input_spatial_dimensions]),
-        "rhs": _array(
-            [dims.kernel_output_feature_dimension, dims.kernel_input_feature_dimension, *dims.kernel_spatial_dimensions]
-        ),
-        "out": _array([dims.output_batch_dimension, dims.output_feature_dimension, *dims.output_spatial_dimensions]),
-        "strides": _array(strides),
-        "pad_lo": _array(pad_lo),
-        "pad_hi": _array(pad_hi),
-        "dilation": _array(dilation),
-        "groups": _i64(_int(a, "feature_group_count")),
-        "transposed": _i64(int(transposed)),
+        "lhs": [dims.input_batch_dimension, dims.input_feature_dimension, *dims.input_spatial_dimensions],
+        "rhs": [
+            dims.kernel_output_feature_dimension,
+            dims.kernel_input_feature_dimension,
+            *dims.kernel_spatial_dimensions,
+        ],
+        "out": [dims.output_batch_dimension, dims.output_feature_dimension, *dims.output_spatial_dimensions],
+        "strides": [int(v) for v in strides],
+        "pad_lo": [int(v) for v in pad_lo],
+        "pad_hi": [int(v) for v in pad_hi],
+        "dilation": [int(v) for v in dilation],
+        "groups": _int(a, "feature_group_count"),
+        "transposed": int(transposed),
     }
 
 
