@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from jax.extend.mlir import ir
 
 from tripy_backend.passes.markers import DIM_MARKER
 
@@ -75,7 +76,7 @@ def constant_of(
     memo = memos.setdefault(dims, {})  # (values hold for one set of real sizes: a memo per set)
     try:
         values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in elements))
-    except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
+    except _NOT_FOLLOWED:  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
 
@@ -95,6 +96,10 @@ def _grid(dims: Tuple[Tuple[Tuple[int, int], int, int], ...]) -> Optional[Tuple[
 
 class _Opaque(Exception):
     """A value the evaluation does not follow (an op without a rule here, a division by zero)."""
+
+
+_OPAQUE = object()  # (in a memo: a value not followed)
+_NOT_FOLLOWED = (_Opaque, TypeError, ValueError, KeyError, IndexError)  # (evaluating an op: the size stays dynamic)
 
 
 _LEAVES = ("stablehlo.constant", "stablehlo.custom_call", "stablehlo.get_dimension_size")
@@ -117,48 +122,66 @@ _FOLLOWED = (
 
 def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
     """`root` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,).
-    Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model."""
-    from jax.extend.mlir import ir
-
+    Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model. A value not
+    followed is kept in `memo` as `_OPAQUE` (and raises `_Opaque`): later walks stop at it."""
     stack = [root]
+    found: Dict[Any, Tuple[Any, List[int], List[Any]]] = {}  # value -> (its op, shape, operands needed)
     while stack:
         value = stack[-1]
         if value in memo:
+            if memo[value] is _OPAQUE:
+                raise _Opaque()
             stack.pop()
             continue
-        op = getattr(value.owner, "operation", value.owner)
-        if (
-            not isinstance(op, ir.Operation)
-            or op.name not in _FOLLOWED
-            or np.prod(ir.RankedTensorType(value.type).shape) > MAX_ELEMENTS
-        ):
-            raise _Opaque()
-        if op.name in _LEAVES:
-            needed = []
-        elif op.name == "stablehlo.optimization_barrier":
-            needed = [op.operands[list(op.results).index(value)]]
-        else:
-            needed = list(op.operands)
-        missing = [v for v in needed if v not in memo]
+        facts = found.get(value)
+        if facts is None:
+            facts = found[value] = _facts(value, memo)
+        missing = [v for v in facts[2] if v not in memo]
         if missing:
             stack.extend(missing)
             continue
-        memo[value] = _evaluate_op(value, op, env, memo, count)
+        if any(memo[v] is _OPAQUE for v in facts[2]):
+            memo[value] = _OPAQUE
+            raise _Opaque()
+        try:
+            memo[value] = _evaluate_op(value, facts[0], facts[1], env, memo, count)
+        except _NOT_FOLLOWED:
+            memo[value] = _OPAQUE
+            raise _Opaque() from None
         stack.pop()
     return memo[root]
 
 
-def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
-    """`value`, the result of `op`, from its operands' values in `memo`."""
-    from jax.extend.mlir import ir
+def _facts(value: Any, memo: Dict[Any, Any]) -> Tuple[Any, List[int], List[Any]]:
+    """(the op that makes `value`, its shape, the values it is computed from); marks `value` `_OPAQUE` in `memo`
+    and raises `_Opaque` if it is not followed."""
+    op = getattr(value.owner, "operation", value.owner)
+    if not isinstance(op, ir.Operation):
+        memo[value] = _OPAQUE
+        raise _Opaque()
+    name = op.name
+    shape = list(ir.RankedTensorType(value.type).shape) if name in _FOLLOWED else []
+    if name not in _FOLLOWED or math.prod(shape) > MAX_ELEMENTS:
+        memo[value] = _OPAQUE
+        raise _Opaque()
+    if name in _LEAVES:
+        needed: List[Any] = []
+    elif name == "stablehlo.optimization_barrier":
+        needed = [op.operands[list(op.results).index(value)]]
+    else:
+        needed = list(op.operands)
+    return op, shape, needed
 
-    name, shape = op.name, list(ir.RankedTensorType(value.type).shape)
+
+def _evaluate_op(
+    value: Any, op: Any, shape: List[int], env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int
+) -> Any:
+    """`value` (of shape `shape`), the result of `op`, from its operands' values in `memo`."""
+    name = op.name
     arg = lambda k: memo[op.operands[k]]  # noqa: E731
     if name == "stablehlo.constant":
         attr = ir.DenseIntElementsAttr(op.attributes["value"])
-        data = (
-            [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
-        )
+        data = [int(attr[0])] * max(1, math.prod(shape)) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
         return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
     if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
         try:
@@ -184,8 +207,8 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
         return _COMPARE[direction](arg(0), arg(1))
     if name == "stablehlo.select":
         return np.where(arg(0), arg(1), arg(2))
-    if name in ("stablehlo.convert", "stablehlo.reshape") and int(np.prod(shape)) == int(
-        np.prod(ir.RankedTensorType(op.operands[0].type).shape)
+    if name in ("stablehlo.convert", "stablehlo.reshape") and math.prod(shape) == math.prod(
+        ir.RankedTensorType(op.operands[0].type).shape
     ):
         return arg(0).reshape(shape + [count]).astype(np.int64)
     if name == "stablehlo.concatenate":
