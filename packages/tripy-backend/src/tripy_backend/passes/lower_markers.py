@@ -288,7 +288,7 @@ def _add_size_arguments(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> Dic
 def _set_input_sizes(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
     """Set each dynamic input dim's real size right at the start."""
     block = fn.regions[0].blocks[0]
-    first = list(block.operations)[0]
+    first = block.operations[0]
     current: Dict[int, Any] = {}
     with ir.InsertionPoint(first):
         for (i, d), size in input_sizes.items():

@@ -40,7 +40,7 @@ def main(module: Any) -> Any:
 def set_function_type(fn: Any) -> None:
     """`fn`'s type from its arguments and what it returns (after either changed)."""
     block = fn.regions[0].blocks[0]
-    ret = list(block.operations)[-1]
+    ret = block.operations[-1]  # (not list(...)[-1]: that makes a Python object per op)
     fn.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operands])
     )
