@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
 
 from tripy_backend.passes.markers import DIM_MARKER
 
@@ -73,7 +74,7 @@ def constant_of(
     if grid is None:
         return None
     env, count = grid
-    memo = memos.setdefault(dims, {})  # (values hold for one set of real sizes: a memo per set)
+    memo = memos.setdefault(dims, _Memo())  # (values hold for one set of real sizes: a memo per set)
     try:
         values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in elements))
     except _NOT_FOLLOWED:  # (not followed: the size stays dynamic)
@@ -99,6 +100,17 @@ class _Opaque(Exception):
 
 
 _OPAQUE = object()  # (in a memo: a value not followed)
+
+
+class _Memo(dict):  # type: ignore[type-arg]
+    """The values evaluated for one set of real sizes, by MLIR value; `constants`: each constant's, by its
+    attribute and shape (a model repeats the same few constants thousands of times)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.constants: Dict[Any, Any] = {}
+
+
 _NOT_FOLLOWED = (_Opaque, TypeError, ValueError, KeyError, IndexError)  # (evaluating an op: the size stays dynamic)
 
 
@@ -180,9 +192,7 @@ def _evaluate_op(
     name = op.name
     arg = lambda k: memo[op.operands[k]]  # noqa: E731
     if name == "stablehlo.constant":
-        attr = ir.DenseIntElementsAttr(op.attributes["value"])
-        data = [int(attr[0])] * max(1, math.prod(shape)) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
-        return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
+        return _constant(op.attributes["value"], shape, memo, count)
     if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
         try:
             argument = ir.BlockArgument(op.operands[0]).arg_number
@@ -203,7 +213,7 @@ def _evaluate_op(
         q = np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))  # integer division rounds toward zero
         return q if name == "stablehlo.divide" else a - q * b
     if name == "stablehlo.compare":
-        direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
+        direction = stablehlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value
         return _COMPARE[direction](arg(0), arg(1))
     if name == "stablehlo.select":
         return np.where(arg(0), arg(1), arg(2))
@@ -222,3 +232,16 @@ def _evaluate_op(
         if size >= 0:
             return np.full((count,), size, np.int64)
     raise _Opaque()
+
+
+def _constant(value: Any, shape: List[int], memo: Dict[Any, Any], count: int) -> Any:
+    """A constant's elements (its ``value`` attribute), the same for each combination (shared by the constants
+    with this attribute: no evaluation writes into its operands' arrays)."""
+    constants = getattr(memo, "constants", {})
+    key = (value, tuple(shape))
+    array = constants.get(key)
+    if array is None:
+        attr = ir.DenseIntElementsAttr(value)
+        data = [int(attr[0])] * max(1, math.prod(shape)) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
+        array = constants[key] = np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
+    return array
