@@ -42,6 +42,7 @@ from tripy_backend.passes.markers import (
     element,
     is_dynamic,
     main,
+    op_name,
     set_function_type,
 )
 from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes, gather_operand_dim
@@ -86,7 +87,7 @@ def _add_twins(
         for arg in block.arguments:
             sizes.visit_argument(arg, _dim_marker)
     for k, op in enumerate(ops):
-        name = op.operation.name
+        name = op_name(op)
         if name in op_facts.NOT_BOUNDED:
             raise Unsupported(f"{name} is not supported with bounded dims")
         if name in READS_ACROSS:

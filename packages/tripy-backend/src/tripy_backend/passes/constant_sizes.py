@@ -21,7 +21,7 @@ import numpy as np
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
 
-from tripy_backend.passes.markers import DIM_MARKER
+from tripy_backend.passes.markers import DIM_MARKER, op_name, producer
 
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
 MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
@@ -167,11 +167,11 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
 def _facts(value: Any, memo: Dict[Any, Any]) -> Tuple[Any, List[int], List[Any]]:
     """(the op that makes `value`, its shape, the values it is computed from); marks `value` `_OPAQUE` in `memo`
     and raises `_Opaque` if it is not followed."""
-    op = getattr(value.owner, "operation", value.owner)
-    if not isinstance(op, ir.Operation):
+    op = producer(value)
+    if op is None:
         memo[value] = _OPAQUE
         raise _Opaque()
-    name = op.name
+    name = op_name(op)
     shape = list(ir.RankedTensorType(value.type).shape) if name in _FOLLOWED else []
     if name not in _FOLLOWED or math.prod(shape) > MAX_ELEMENTS:
         memo[value] = _OPAQUE
@@ -189,7 +189,7 @@ def _evaluate_op(
     value: Any, op: Any, shape: List[int], env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int
 ) -> Any:
     """`value` (of shape `shape`), the result of `op`, from its operands' values in `memo`."""
-    name = op.name
+    name = op_name(op)
     arg = lambda k: memo[op.operands[k]]  # noqa: E731
     if name == "stablehlo.constant":
         return _constant(op.attributes["value"], shape, memo, count)

@@ -16,7 +16,7 @@ from tripy_flatir import locations
 from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend import _xla
 from tripy_backend.passes import Job, Pass
-from tripy_backend.passes.markers import main, set_function_type
+from tripy_backend.passes.markers import main, op_name, set_function_type
 from tripy_backend.range_check import Rejected
 
 
@@ -62,7 +62,7 @@ def _match_marker_types(fn: Any) -> None:
     the source of a slice, gets the argument's new static type on that result too (shape refinement reads the
     module only if it verifies)."""
     for op in fn.regions[0].blocks[0].operations:
-        if op.operation.name == "stablehlo.optimization_barrier":
+        if op_name(op) == "stablehlo.optimization_barrier":
             for operand, result in zip(op.operands, op.results):
                 if result.type != operand.type:
                     result.set_type(operand.type)
