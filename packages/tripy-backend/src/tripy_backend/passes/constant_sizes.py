@@ -137,7 +137,7 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
     Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model. A value not
     followed is kept in `memo` as `_OPAQUE` (and raises `_Opaque`): later walks stop at it."""
     stack = [root]
-    found: Dict[Any, Tuple[Any, List[int], List[Any]]] = {}  # value -> (its op, shape, operands needed)
+    found: Dict[Any, _Facts] = {}
     while stack:
         value = stack[-1]
         if value in memo:
@@ -148,15 +148,15 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
         facts = found.get(value)
         if facts is None:
             facts = found[value] = _facts(value, memo)
-        missing = [v for v in facts[2] if v not in memo]
+        missing = [v for v in facts[3] if v not in memo]
         if missing:
             stack.extend(missing)
             continue
-        if any(memo[v] is _OPAQUE for v in facts[2]):
+        if any(memo[v] is _OPAQUE for v in facts[3]):
             memo[value] = _OPAQUE
             raise _Opaque()
         try:
-            memo[value] = _evaluate_op(value, facts[0], facts[1], env, memo, count)
+            memo[value] = _evaluate_op(value, facts, env, memo, count)
         except _NOT_FOLLOWED:
             memo[value] = _OPAQUE
             raise _Opaque() from None
@@ -164,9 +164,12 @@ def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], 
     return memo[root]
 
 
-def _facts(value: Any, memo: Dict[Any, Any]) -> Tuple[Any, List[int], List[Any]]:
-    """(the op that makes `value`, its shape, the values it is computed from); marks `value` `_OPAQUE` in `memo`
-    and raises `_Opaque` if it is not followed."""
+_Facts = Tuple[Any, str, List[int], List[Any]]  # a value's op, the op's name, the value's shape, the values needed
+
+
+def _facts(value: Any, memo: Dict[Any, Any]) -> _Facts:
+    """(the op that makes `value`, its name, `value`'s shape, the values it is computed from); marks `value`
+    `_OPAQUE` in `memo` and raises `_Opaque` if it is not followed."""
     op = producer(value)
     if op is None:
         memo[value] = _OPAQUE
@@ -182,15 +185,13 @@ def _facts(value: Any, memo: Dict[Any, Any]) -> Tuple[Any, List[int], List[Any]]
         needed = [op.operands[list(op.results).index(value)]]
     else:
         needed = list(op.operands)
-    return op, shape, needed
+    return op, name, shape, needed
 
 
-def _evaluate_op(
-    value: Any, op: Any, shape: List[int], env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int
-) -> Any:
-    """`value` (of shape `shape`), the result of `op`, from its operands' values in `memo`."""
-    name = op_name(op)
-    arg = lambda k: memo[op.operands[k]]  # noqa: E731
+def _evaluate_op(value: Any, facts: _Facts, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
+    """`value` (see `_facts`) from the values it needs, in `memo`."""
+    op, name, shape, needed = facts
+    arg = lambda k: memo[needed[k]]  # noqa: E731
     if name == "stablehlo.constant":
         return _constant(op.attributes["value"], shape, memo, count)
     if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
@@ -203,7 +204,7 @@ def _evaluate_op(
             raise _Opaque()
         return env[key]
     if name == "stablehlo.optimization_barrier":
-        return memo[op.operands[list(op.results).index(value)]]
+        return arg(0)
     if name in _BINARY:
         return _BINARY[name](arg(0), arg(1))
     if name in ("stablehlo.divide", "stablehlo.remainder"):
@@ -218,11 +219,11 @@ def _evaluate_op(
     if name == "stablehlo.select":
         return np.where(arg(0), arg(1), arg(2))
     if name in ("stablehlo.convert", "stablehlo.reshape") and math.prod(shape) == math.prod(
-        ir.RankedTensorType(op.operands[0].type).shape
+        ir.RankedTensorType(needed[0].type).shape
     ):
-        return arg(0).reshape(shape + [count]).astype(np.int64)
+        return arg(0).reshape(shape + [count]).astype(np.int64, copy=False)
     if name == "stablehlo.concatenate":
-        return np.concatenate([memo[v] for v in op.operands], axis=0)
+        return np.concatenate([memo[v] for v in needed], axis=0)
     if name == "stablehlo.slice" and len(shape) == 1:
         start = int(ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0])
         step = int(ir.DenseI64ArrayAttr(op.attributes["strides"])[0])
