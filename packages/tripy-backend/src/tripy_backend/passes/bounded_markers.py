@@ -42,6 +42,7 @@ from tripy_backend.passes.markers import (
     element,
     is_dynamic,
     main,
+    op_name,
     set_function_type,
 )
 from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes, gather_operand_dim
@@ -86,15 +87,16 @@ def _add_twins(
         for arg in block.arguments:
             sizes.visit_argument(arg, _dim_marker)
     for k, op in enumerate(ops):
-        name = op.operation.name
-        after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
+        name = op_name(op)
         if name in op_facts.NOT_BOUNDED:
             raise Unsupported(f"{name} is not supported with bounded dims")
         if name in READS_ACROSS:
             masked_reads.mark_reads(op, name, sizes)
         if name == "func.return":
             return _return_sizes(op, twin, sizes, checks)
-        with after:
+        if name != "stablehlo.get_dimension_size" and _unchanged(op, twin):
+            continue
+        with ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block):
             if name == "stablehlo.get_dimension_size":
                 twin[op.results[0]] = sizes.i32(op.operands[0], ir.IntegerAttr(op.attributes["dimension"]).value)
                 continue
@@ -103,6 +105,19 @@ def _add_twins(
             _check_reshape_sizes(op, name, twin, sizes, checks)
             _mark_sizes(op, name, twin, sizes)
     raise Unsupported("the program has no func.return")
+
+
+def _unchanged(op: Any, twin: Dict[Any, Any]) -> bool:
+    """Whether `op` neither takes a value with a twin nor makes a result with a dynamic dim: then it gets no twin,
+    no marker and no sizes (its results' sizes are their static types)."""
+    for v in op.operands:
+        if v in twin:
+            return False
+    for r in op.results:
+        t = r.type
+        if isinstance(t, ir.RankedTensorType) and any(n < 0 for n in t.shape):
+            return False
+    return True
 
 
 def _dim_marker(value: Any, dim: int) -> Any:

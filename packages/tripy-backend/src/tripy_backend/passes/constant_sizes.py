@@ -14,11 +14,13 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
 
-from tripy_backend.passes.markers import DIM_MARKER
+from tripy_backend.passes.markers import DIM_MARKER, op_name, producer
 
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
 MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
@@ -59,10 +61,10 @@ def constant_of(
     if grid is None:
         return None
     env, count = grid
-    memo = memos.setdefault(dims, {})  # (values hold for one set of real sizes: a memo per set)
+    memo = memos.setdefault(dims, _Memo())  # (values hold for one set of real sizes: a memo per set)
     try:
         values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in elements))
-    except (_Opaque, TypeError, ValueError, KeyError, IndexError):  # (not followed: the size stays dynamic)
+    except _NOT_FOLLOWED:  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
 
@@ -82,6 +84,21 @@ def _grid(dims: Tuple[Tuple[Tuple[int, int], int, int], ...]) -> Optional[Tuple[
 
 class _Opaque(Exception):
     """A value the evaluation does not follow (an op without a rule here, a division by zero)."""
+
+
+_OPAQUE = object()  # (in a memo: a value not followed)
+
+
+class _Memo(dict):  # type: ignore[type-arg]
+    """The values evaluated for one set of real sizes, by MLIR value; `constants`: each constant's, by its
+    attribute and shape (a model repeats the same few constants thousands of times)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.constants: Dict[Any, Any] = {}
+
+
+_NOT_FOLLOWED = (_Opaque, TypeError, ValueError, KeyError, IndexError)  # (evaluating an op: the size stays dynamic)
 
 
 _LEAVES = ("stablehlo.constant", "stablehlo.custom_call", "stablehlo.get_dimension_size")
@@ -104,49 +121,66 @@ _FOLLOWED = (
 
 def _evaluate(root: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
     """`root` (an integer or boolean tensor of rank 0 or 1) for each combination: its shape + (count,).
-    Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model."""
-    from jax.extend.mlir import ir
-
+    Walks the operands with a stack, not recursion: shape arithmetic chains through a whole model. A value not
+    followed is kept in `memo` as `_OPAQUE` (and raises `_Opaque`): later walks stop at it."""
     stack = [root]
+    found: Dict[Any, _Facts] = {}
     while stack:
         value = stack[-1]
         if value in memo:
+            if memo[value] is _OPAQUE:
+                raise _Opaque()
             stack.pop()
             continue
-        op = getattr(value.owner, "operation", value.owner)
-        if (
-            not isinstance(op, ir.Operation)
-            or op.name not in _FOLLOWED
-            or np.prod(ir.RankedTensorType(value.type).shape) > MAX_ELEMENTS
-        ):
-            raise _Opaque()
-        if op.name in _LEAVES:
-            needed = []
-        elif op.name == "stablehlo.optimization_barrier":
-            needed = [op.operands[list(op.results).index(value)]]
-        else:
-            needed = list(op.operands)
-        missing = [v for v in needed if v not in memo]
+        facts = found.get(value)
+        if facts is None:
+            facts = found[value] = _facts(value, memo)
+        missing = [v for v in facts[3] if v not in memo]
         if missing:
             stack.extend(missing)
             continue
-        memo[value] = _evaluate_op(value, op, env, memo, count)
+        if any(memo[v] is _OPAQUE for v in facts[3]):
+            memo[value] = _OPAQUE
+            raise _Opaque()
+        try:
+            memo[value] = _evaluate_op(value, facts, env, memo, count)
+        except _NOT_FOLLOWED:
+            memo[value] = _OPAQUE
+            raise _Opaque() from None
         stack.pop()
     return memo[root]
 
 
-def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
-    """`value`, the result of `op`, from its operands' values in `memo`."""
-    from jax.extend.mlir import ir
+_Facts = Tuple[Any, str, List[int], List[Any]]  # a value's op, the op's name, the value's shape, the values needed
 
-    name, shape = op.name, list(ir.RankedTensorType(value.type).shape)
-    arg = lambda k: memo[op.operands[k]]  # noqa: E731
+
+def _facts(value: Any, memo: Dict[Any, Any]) -> _Facts:
+    """(the op that makes `value`, its name, `value`'s shape, the values it is computed from); marks `value`
+    `_OPAQUE` in `memo` and raises `_Opaque` if it is not followed."""
+    op = producer(value)
+    if op is None:
+        memo[value] = _OPAQUE
+        raise _Opaque()
+    name = op_name(op)
+    shape = list(ir.RankedTensorType(value.type).shape) if name in _FOLLOWED else []
+    if name not in _FOLLOWED or math.prod(shape) > MAX_ELEMENTS:
+        memo[value] = _OPAQUE
+        raise _Opaque()
+    if name in _LEAVES:
+        needed: List[Any] = []
+    elif name == "stablehlo.optimization_barrier":
+        needed = [op.operands[list(op.results).index(value)]]
+    else:
+        needed = list(op.operands)
+    return op, name, shape, needed
+
+
+def _evaluate_op(value: Any, facts: _Facts, env: Dict[Tuple[int, int], Any], memo: Dict[Any, Any], count: int) -> Any:
+    """`value` (see `_facts`) from the values it needs, in `memo`."""
+    op, name, shape, needed = facts
+    arg = lambda k: memo[needed[k]]  # noqa: E731
     if name == "stablehlo.constant":
-        attr = ir.DenseIntElementsAttr(op.attributes["value"])
-        data = (
-            [int(attr[0])] * max(1, int(np.prod(shape))) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
-        )
-        return np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
+        return _constant(op.attributes["value"], shape, memo, count)
     if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
         try:
             argument = ir.BlockArgument(op.operands[0]).arg_number
@@ -157,7 +191,7 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
             raise _Opaque()
         return env[key]
     if name == "stablehlo.optimization_barrier":
-        return memo[op.operands[list(op.results).index(value)]]
+        return arg(0)
     if name in _BINARY:
         return _BINARY[name](arg(0), arg(1))
     if name in ("stablehlo.divide", "stablehlo.remainder"):
@@ -167,16 +201,16 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
         q = np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))  # integer division rounds toward zero
         return q if name == "stablehlo.divide" else a - q * b
     if name == "stablehlo.compare":
-        direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
+        direction = stablehlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value
         return _COMPARE[direction](arg(0), arg(1))
     if name == "stablehlo.select":
         return np.where(arg(0), arg(1), arg(2))
-    if name in ("stablehlo.convert", "stablehlo.reshape") and int(np.prod(shape)) == int(
-        np.prod(ir.RankedTensorType(op.operands[0].type).shape)
+    if name in ("stablehlo.convert", "stablehlo.reshape") and math.prod(shape) == math.prod(
+        ir.RankedTensorType(needed[0].type).shape
     ):
-        return arg(0).reshape(shape + [count]).astype(np.int64)
+        return arg(0).reshape(shape + [count]).astype(np.int64, copy=False)
     if name == "stablehlo.concatenate":
-        return np.concatenate([memo[v] for v in op.operands], axis=0)
+        return np.concatenate([memo[v] for v in needed], axis=0)
     if name == "stablehlo.slice" and len(shape) == 1:
         start = int(ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0])
         step = int(ir.DenseI64ArrayAttr(op.attributes["strides"])[0])
@@ -186,3 +220,16 @@ def _evaluate_op(value: Any, op: Any, env: Dict[Tuple[int, int], Any], memo: Dic
         if size >= 0:
             return np.full((count,), size, np.int64)
     raise _Opaque()
+
+
+def _constant(value: Any, shape: List[int], memo: Dict[Any, Any], count: int) -> Any:
+    """A constant's elements (its ``value`` attribute), the same for each combination (shared by the constants
+    with this attribute: no evaluation writes into its operands' arrays)."""
+    constants = getattr(memo, "constants", {})
+    key = (value, tuple(shape))
+    array = constants.get(key)
+    if array is None:
+        attr = ir.DenseIntElementsAttr(value)
+        data = [int(attr[0])] * max(1, math.prod(shape)) if attr.is_splat else [int(attr[k]) for k in range(len(attr))]
+        array = constants[key] = np.repeat(np.array(data, np.int64).reshape(shape + [1]), count, axis=-1)
+    return array

@@ -12,7 +12,7 @@ time has a bound of 0 or 1 (the range plan then gives each of the bucket's sizes
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
@@ -33,6 +33,8 @@ from tripy_backend.passes.markers import (
     element,
     i32,
     main,
+    op_name,
+    producer,
     real_size,
     set_function_type,
     set_size,
@@ -65,8 +67,11 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
 
     block = fn.regions[0].blocks[0]
     ops = list(block.operations)
+    input_size = _InputSizes(input_sizes)
     for k, op in enumerate(ops):
-        name = op.operation.name
+        name = op_name(op)
+        if name not in ("stablehlo.custom_call", "stablehlo.optimization_barrier"):
+            continue
         after = ir.InsertionPoint(ops[k + 1] if k + 1 < len(ops) else block)
         if name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value == DIM_MARKER:
             dim = int(ir.StringAttr(op.attributes["backend_config"]).value)
@@ -81,7 +86,7 @@ def _lower_markers(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
         elif name == "stablehlo.optimization_barrier" and SET_DIMS in op.attributes:
             dims = list(ir.DenseI64ArrayAttr(op.attributes[SET_DIMS]))
             value, shape = op.operands[0], op.operands[1]
-            check_bounds(value, [d for d in dims if not _is_input_size(shape, d, input_sizes)])
+            check_bounds(value, [d for d in dims if not input_size(shape, d)])
             with after:
                 value = _reshape_real_rows(op, value, dims)
                 for d in dims:
@@ -157,10 +162,10 @@ def _reshape_real_rows(marker: Any, value: Any, dims: List[int]) -> Any:
     padded dim with a dim before it, the same reshape of the real elements: padded ``[2 * T, C] -> [2, T, C]``
     would leave padding between the real rows (see `_gather_real`). Raises Unsupported if the source's real
     sizes are not known."""
-    producer = getattr(value.owner, "operation", value.owner)  # (jaxlib 0.10 gives an OpView)
-    if not isinstance(producer, ir.Operation) or producer.name != "stablehlo.reshape":
+    made_by = producer(value)
+    if made_by is None or op_name(made_by) != "stablehlo.reshape":
         return value
-    source = producer.operands[0]
+    source = made_by.operands[0]
     src_shape, dst_shape = list(ir.RankedTensorType(source.type).shape), list(ir.RankedTensorType(value.type).shape)
     if SOURCE_DIMS not in marker.attributes:
         _check_reshape(src_shape, dst_shape, dims, list(range(len(src_shape))))
@@ -238,35 +243,52 @@ def _gather_real(source: Any, src_real: List[Any], dst_shape: List[int], dst_rea
     ).result
 
 
-def _is_input_size(vector: Any, i: int, input_sizes: Dict[Tuple[int, int], Any]) -> bool:
-    """Whether element `i` of a shape vector is an input's real size (through concatenations, slices,
-    reshapes and converts). Such a size with a bound of 1 is 1: a bucket's bound of 1 holds size 1 only (``ranges``)."""
-    value = vector
-    while True:
-        if any(value == size for size in input_sizes.values()):
-            return True
-        op = getattr(value.owner, "operation", value.owner)
-        if not isinstance(op, ir.Operation):
-            return False
-        if op.name == "stablehlo.concatenate":
-            for part in op.operands:
-                n = ir.RankedTensorType(part.type).shape[0]
-                if i < n:
-                    break
-                i -= n
-            value = part
-        elif op.name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
-            value, i = op.operands[0], 0
-        elif op.name == "stablehlo.slice":
-            value, i = (
-                op.operands[0],
-                (
-                    list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
-                    + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0]
-                ),
-            )
-        else:
-            return False
+class _InputSizes:
+    """Whether element `i` of a shape vector is an input's real size (through concatenations, slices, reshapes and
+    converts): `self(vector, i)`. Such a size with a bound of 1 is 1: a bucket's bound of 1 holds size 1 only
+    (``ranges``). Remembers each element it walked through (shape vectors share their parts)."""
+
+    def __init__(self, input_sizes: Dict[Tuple[int, int], Any]) -> None:
+        self.sizes = list(input_sizes.values())
+        self.known: Dict[Tuple[Any, int], bool] = {}
+
+    def __call__(self, vector: Any, i: int) -> bool:
+        path: List[Tuple[Any, int]] = []
+        step: Any = (vector, i)
+        while step is not None:
+            found = self.known.get(step)
+            if found is not None:
+                break
+            path.append(step)
+            if any(step[0] == size for size in self.sizes):
+                found = True
+                break
+            step = _source_element(*step)
+        for key in path:
+            self.known[key] = bool(found)
+        return bool(found)
+
+
+def _source_element(value: Any, i: int) -> Optional[Tuple[Any, int]]:
+    """The (vector, index) that element `i` of `value` is a copy of (a concatenation's part, a reshape's or
+    convert's operand, a slice's source), or None."""
+    op = producer(value)
+    if op is None:
+        return None
+    name = op_name(op)
+    if name == "stablehlo.concatenate":
+        for part in op.operands:
+            n = ir.RankedTensorType(part.type).shape[0]
+            if i < n:
+                break
+            i -= n
+        return part, i
+    if name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
+        return op.operands[0], 0
+    if name == "stablehlo.slice":
+        start = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
+        return op.operands[0], start + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0]
+    return None
 
 
 def _argument(value: Any) -> Any:
@@ -288,7 +310,7 @@ def _add_size_arguments(fn: Any, dynamic_dims: Sequence[Tuple[int, int]]) -> Dic
 def _set_input_sizes(fn: Any, input_sizes: Dict[Tuple[int, int], Any]) -> None:
     """Set each dynamic input dim's real size right at the start."""
     block = fn.regions[0].blocks[0]
-    first = list(block.operations)[0]
+    first = block.operations[0]
     current: Dict[int, Any] = {}
     with ir.InsertionPoint(first):
         for (i, d), size in input_sizes.items():

@@ -40,10 +40,24 @@ def main(module: Any) -> Any:
 def set_function_type(fn: Any) -> None:
     """`fn`'s type from its arguments and what it returns (after either changed)."""
     block = fn.regions[0].blocks[0]
-    ret = list(block.operations)[-1]
+    ret = block.operations[-1]  # (not list(...)[-1]: that makes a Python object per op)
     fn.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operands])
     )
+
+
+def producer(value: Any) -> Any:
+    """The op that makes `value` (an OpView or an Operation: both have its name, operands, results and
+    attributes), or None for a block argument. (Not ``value.owner.operation``: a new Python object each time.)"""
+    owner = value.owner
+    return owner if isinstance(owner, (ir.OpView, ir.Operation)) else None
+
+
+def op_name(op: Any) -> str:
+    """`op`'s name (``stablehlo.add``) without making an ``ir.Operation`` of an OpView (``op.operation.name``);
+    an OpView's own ``name`` can be an attribute (a composite's)."""
+    name = getattr(type(op), "OPERATION_NAME", None)
+    return name if isinstance(name, str) else str(op.operation.name)
 
 
 def shape(value: Any) -> List[int]:
@@ -100,8 +114,8 @@ def i32(k: int) -> Any:
 
 def constant_ints(vector: Any, rank: int) -> Optional[List[int]]:
     """The `rank` integers of a constant vector (a splat too), or None if it is computed at run time."""
-    owner = getattr(vector.owner, "operation", vector.owner)
-    if not isinstance(owner, ir.Operation) or owner.name != "stablehlo.constant":
+    owner = producer(vector)
+    if owner is None or op_name(owner) != "stablehlo.constant":
         return None
     values = ir.DenseIntElementsAttr(owner.attributes["value"])
     return [int(values[0] if values.is_splat else values[i]) for i in range(rank)]

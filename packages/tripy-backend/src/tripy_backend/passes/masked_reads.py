@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
+
 from tripy_backend.passes.markers import MASK, Unsupported, i32
 from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes
 
@@ -32,9 +35,6 @@ XLA_MASKS = ("stablehlo.reduce_window", "stablehlo.pad", "stablehlo.reverse")  #
 def mark_reads(op: Any, name: str, sizes: RealSizes) -> None:
     """Before `op` (a READS_ACROSS op), mark the operand that it reads across a padded dim of (see the module's
     docstring). Raises `Unsupported` where that cannot be done."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
     reads: Dict[int, List[int]] = {}
     for i, d in READS_ACROSS[name](op):
         if not isinstance(sizes.of(op.operands[i])[d], int):
@@ -61,9 +61,6 @@ def _clamp_indices(
     """A gather of single elements along one padded dim (``take``: an embedding, resize's source rows) reads
     real elements only if its indices are clamped to the real size, as the exact-shape program clamps them
     (XLA would clamp them to the padded size). Its indices get that clamp, at run time."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     dims = list(dn.start_index_map)
     if list(reads) != [0] or len(dims) != 1 or reads[0] != dims or list(dn.collapsed_slice_dims) != dims:
@@ -83,9 +80,6 @@ def _clamp_indices(
 def lower(marker: Any) -> Any:
     """The value a `MASK` marker stands for (at the current insertion point): its operand's whole buffer,
     static along the marked dims, with 0 beyond their real sizes."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
     dims = list(ir.DenseI64ArrayAttr(marker.attributes[MASK]))
     value = static_buffer(marker.operands[0], dims)
     t = ir.RankedTensorType(value.type)
@@ -107,9 +101,6 @@ def static_buffer(value: Any, dims: List[int]) -> Any:
     update of a larger static buffer would do it too, but the first is folded away before XLA sees it and
     XLA's dynamic padder fails on the second; a slice or a pad keeps the dynamic size. The elements keep
     their places."""
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
     t = ir.RankedTensorType(value.type)
     shape = list(t.shape)
     i32 = ir.IntegerType.get_signless(32)
@@ -130,8 +121,6 @@ def static_buffer(value: Any, dims: List[int]) -> Any:
 
 def zero_attr(element: Any) -> Any:
     """0 of an integer or floating-point element type."""
-    from jax.extend.mlir import ir
-
     try:
         return ir.IntegerAttr.get(ir.IntegerType(element), 0)
     except ValueError:

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
+
 from tripy_backend import op_facts
 from tripy_backend.passes.constant_sizes import constant_of
-from tripy_backend.passes.markers import Unsupported, element, i32, shape as ir_shape
+from tripy_backend.passes.markers import Unsupported, element, i32, op_name, producer, shape as ir_shape
 
 
 class Unknown:
@@ -51,8 +54,6 @@ class RealSizes:
         self.sizes: Dict[Any, List[Size]] = {}
 
     def of(self, value: Any) -> List[Size]:
-        from jax.extend.mlir import ir
-
         sizes = self.sizes.get(value)
         if sizes is None:
             sizes = [s if s >= 0 else Unknown("an unvisited op") for s in ir.RankedTensorType(value.type).shape]
@@ -74,14 +75,10 @@ class RealSizes:
 
     def visit_argument(self, arg: Any, read: Callable[[Any, int], Any]) -> None:
         """An input: its dynamic dims are the real sizes `read(arg, dim)` gives (an ``i32`` scalar value)."""
-        from jax.extend.mlir import ir
-
         self.sizes[arg] = [s if s >= 0 else read(arg, d) for d, s in enumerate(ir.RankedTensorType(arg.type).shape)]
 
     def visit(self, op: Any) -> None:
         """Record the sizes of `op`'s results (new ops, if any, go at the current insertion point)."""
-        from jax.extend.mlir import ir
-
         name = op.name
         for i, result in enumerate(op.results):
             if not isinstance(result.type, ir.RankedTensorType):
@@ -124,8 +121,6 @@ def _reduce(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 
 def _dot_general(s: RealSizes, op: Any, i: int, d: int) -> Size:
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
     lhs, rhs = op.operands[0], op.operands[1]
     lhs_free = [
@@ -144,9 +139,6 @@ def _dot_general(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 
 def _concatenate(s: RealSizes, op: Any, i: int, d: int) -> Size:
-    from jax.extend.mlir import ir
-    from jax.extend.mlir.dialects import stablehlo
-
     if d != ir.IntegerAttr(op.attributes["dimension"]).value:
         return _elementwise(s, op, i, d)
     parts = [s.of(v)[d] for v in op.operands]
@@ -162,8 +154,6 @@ def _concatenate(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 def _gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """A batch dim (not an offset dim: those have the static slice sizes) is a dim of the indices."""
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     if d in dn.offset_dims:
         return Unknown(op.name)
@@ -183,8 +173,6 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """ceil((limit - start) / stride) along `d`, from the run-time start, limit and stride."""
-    from jax.extend.mlir.dialects import stablehlo
-
     vectors = [s.twin.get(op.operands[k], op.operands[k]) for k in (1, 2, 3)]
     if s.input_bounds is not None:  # (the same for every real size of the bucket: one row of every 2 of 2 rows)
         static = constant_of(
@@ -202,8 +190,6 @@ def _real_dynamic_slice(s: RealSizes, op: Any, i: int, d: int) -> Size:
 def _convolution(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """The batch has the input's size, the features the kernel's, a spatial dim the window's output size
     (the kernel's spatial sizes are static: ``masked_reads``)."""
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
     if d == dn.output_batch_dimension and _int(op, "batch_group_count") == 1:
         return s.of(op.operands[0])[dn.input_batch_dimension]
@@ -266,8 +252,6 @@ def _window_size(
 
 def _affine(n: Size, multiplier: int, addend: int, divisor: int = 1, plus: int = 0) -> Size:
     """``(n * multiplier + addend) // divisor + plus`` on a size (``i32`` ops for a run-time one)."""
-    from jax.extend.mlir.dialects import stablehlo
-
     if isinstance(n, Unknown):
         return n
     if isinstance(n, int):
@@ -285,8 +269,6 @@ def _affine(n: Size, multiplier: int, addend: int, divisor: int = 1, plus: int =
 
 def _dynamic_gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """An offset dim has the run-time slice size of its operand dim; a batch dim is a dim of the indices."""
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     if d not in dn.offset_dims:
         return _gather(s, op, i, d)
@@ -297,8 +279,6 @@ def _dynamic_gather(s: RealSizes, op: Any, i: int, d: int) -> Size:
 
 def gather_operand_dim(op: Any, d: int) -> int:
     """The operand dim that offset dim `d` of a gather's result slices."""
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     skipped = {*dn.collapsed_slice_dims, *dn.operand_batching_dims}
     return [k for k in range(len(ir_shape(op.operands[0]))) if k not in skipped][list(dn.offset_dims).index(d)]
@@ -332,8 +312,6 @@ _RULES: Dict[str, Callable[[RealSizes, Any, int, int], Size]] = {
 # only runs along, row by row (a batch), stays padded: padding rows do not change real rows. Each function
 # gives the (operand, dim) pairs.
 def _conv_dims(op: Any) -> List[Tuple[int, int]]:
-    from jax.extend.mlir.dialects import stablehlo
-
     rank = len(ir_shape(op.operands[0]))
     if _int(op, "batch_group_count") != 1:  # (groups of the batch: mixes rows)
         return [(0, d) for d in range(rank)]
@@ -370,8 +348,6 @@ def _sort_dims(op: Any) -> List[Tuple[int, int]]:
 def _gather_dims(op: Any) -> List[Tuple[int, int]]:
     """A gather indexes its operand's start_index_map dims (starts clamped to the padded size) and collapses
     some: those may not be padded. Its other dims are sliced from 0, so their real rows come first."""
-    from jax.extend.mlir.dialects import stablehlo
-
     dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     return [(0, d) for d in sorted({*dn.start_index_map, *dn.collapsed_slice_dims, *dn.operand_batching_dims})]
 
@@ -391,8 +367,6 @@ READS_ACROSS: Dict[str, Callable[[Any], List[Tuple[int, int]]]] = {
 
 
 def _ints(op: Any, name: str) -> List[int]:
-    from jax.extend.mlir import ir
-
     return [int(x) for x in ir.DenseI64ArrayAttr(op.attributes[name])]
 
 
@@ -400,39 +374,34 @@ def staticelement(vector: Any, i: int) -> Union[int, None]:
     """Element `i` of a rank-1 integer vector if the program computes it from constants and static dims
     alone (a shape operand the frontend built as a concatenation of dim sizes), else None. A dim typed ``?``
     whose size is such an element is static: no bucket pads it."""
-    from jax.extend.mlir import ir
-
-    op = getattr(vector.owner, "operation", vector.owner)
-    if not isinstance(op, ir.Operation):
+    op = producer(vector)
+    if op is None:
         return None
-    if op.name == "stablehlo.constant":
+    name = op_name(op)
+    if name == "stablehlo.constant":
         values = ir.DenseIntElementsAttr(op.attributes["value"])
         return int(values[0] if values.is_splat else values[i])
-    if op.name == "stablehlo.concatenate":
+    if name == "stablehlo.concatenate":
         for part in op.operands:
             n = ir_shape(part)[0]
             if i < n:
                 return staticelement(part, i)
             i -= n
         return None
-    if op.name in ("stablehlo.reshape", "stablehlo.convert") and len(ir_shape(op.operands[0])) <= 1:
+    if name in ("stablehlo.reshape", "stablehlo.convert") and len(ir_shape(op.operands[0])) <= 1:
         return staticelement(op.operands[0], 0 if not ir_shape(op.operands[0]) else i)
-    if op.name == "stablehlo.get_dimension_size":
+    if name == "stablehlo.get_dimension_size":
         size = ir_shape(op.operands[0])[_int(op, "dimension")]
         return size if size >= 0 else None
     return None
 
 
 def _int(op: Any, name: str) -> int:
-    from jax.extend.mlir import ir
-
     return int(ir.IntegerAttr(op.attributes[name]).value)
 
 
 def _dense(attr: Any) -> List[int]:
     """The integers of a dense array or dense elements attribute (reduce_window's padding is the latter)."""
-    from jax.extend.mlir import ir
-
     try:
         return [int(x) for x in ir.DenseI64ArrayAttr(attr)]
     except (TypeError, ValueError):
