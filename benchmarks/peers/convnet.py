@@ -22,7 +22,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -37,6 +37,13 @@ WIDTHS = (64, 128, 256, 512)
 RESNET50_BLOCKS = (3, 4, 6, 3)
 
 
+def _shortcut(cin: int, cout: int, stride: int) -> Optional[tp.Sequential]:
+    """torchvision's downsampling shortcut (a strided 1x1 convolution and a BatchNorm), where the block needs one."""
+    if stride == 1 and cin == cout:
+        return None
+    return tp.Sequential(tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False), tp.BatchNorm(cout))
+
+
 class BasicBlock(tp.Module):
     def __init__(self, cin: int, cout: int, stride: int) -> None:
         super().__init__()
@@ -44,11 +51,7 @@ class BasicBlock(tp.Module):
         self.bn1 = tp.BatchNorm(cout)
         self.conv2 = tp.Conv(cout, cout, (3, 3), padding=((1, 1), (1, 1)), bias=False)
         self.bn2 = tp.BatchNorm(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = tp.Sequential(
-                tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False), tp.BatchNorm(cout)
-            )
+        self.downsample = _shortcut(cin, cout, stride)
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         out = self.bn2(self.conv2(tp.relu(self.bn1(self.conv1(x)))))
@@ -98,11 +101,7 @@ class Bottleneck(tp.Module):
         self.bn2 = tp.BatchNorm(width)
         self.conv3 = tp.Conv(width, cout, (1, 1), bias=False)
         self.bn3 = tp.BatchNorm(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = tp.Sequential(
-                tp.Conv(cin, cout, (1, 1), stride=(stride, stride), bias=False), tp.BatchNorm(cout)
-            )
+        self.downsample = _shortcut(cin, cout, stride)
 
     def forward(self, x: tp.Tensor) -> tp.Tensor:
         out = tp.relu(self.bn2(self.conv2(tp.relu(self.bn1(self.conv1(x))))))
@@ -161,27 +160,11 @@ def torch_resnet18(state: Dict[str, np.ndarray]) -> Any:
             out = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
             return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
 
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            cin = 64
-            for i, width in enumerate(WIDTHS):
-                setattr(
-                    self, f"layer{i + 1}", nn.Sequential(Block(cin, width, 1 if i == 0 else 2), Block(width, width, 1))
-                )
-                cin = width
-            self.fc = nn.Linear(512, 1000)
-
-        def forward(self, x: Any) -> Any:
-            x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
-            for i in range(len(WIDTHS)):
-                x = getattr(self, f"layer{i + 1}")(x)
-            return self.fc(x.mean(dim=(2, 3)))
-
-    return _loaded(Net(), state)
+    stages, cin = [], 64
+    for i, width in enumerate(WIDTHS):
+        stages.append([Block(cin, width, 1 if i == 0 else 2), Block(width, width, 1)])
+        cin = width
+    return _loaded(_torch_resnet(torch, stages, cin), state)
 
 
 def torch_resnet50(state: Dict[str, np.ndarray]) -> Any:
@@ -205,27 +188,33 @@ def torch_resnet50(state: Dict[str, np.ndarray]) -> Any:
             out = self.bn3(self.conv3(out))
             return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
 
+    stages, cin = [], 64
+    for i, (width, blocks) in enumerate(zip(WIDTHS, RESNET50_BLOCKS)):
+        stages.append([Block(cin, width, 1 if i == 0 else 2)] + [Block(4 * width, width, 1) for _ in range(blocks - 1)])
+        cin = 4 * width
+    return _loaded(_torch_resnet(torch, stages, cin), state)
+
+
+def _torch_resnet(torch: Any, stages: List[List[Any]], features: int) -> Any:
+    """torchvision's ResNet stem, `stages` (each stage's blocks) and head, with its parameter names."""
+    nn = torch.nn
+
     class Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
             self.maxpool = nn.MaxPool2d(3, 2, 1)
-            cin = 64
-            for i, (width, blocks) in enumerate(zip(WIDTHS, RESNET50_BLOCKS)):
-                layer = [Block(cin, width, 1 if i == 0 else 2)] + [
-                    Block(4 * width, width, 1) for _ in range(blocks - 1)
-                ]
-                setattr(self, f"layer{i + 1}", nn.Sequential(*layer))
-                cin = 4 * width
-            self.fc = nn.Linear(cin, 1000)
+            for i, blocks in enumerate(stages):
+                setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
+            self.fc = nn.Linear(features, 1000)
 
         def forward(self, x: Any) -> Any:
             x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
-            for i in range(len(WIDTHS)):
+            for i in range(len(stages)):
                 x = getattr(self, f"layer{i + 1}")(x)
             return self.fc(x.mean(dim=(2, 3)))
 
-    return _loaded(Net(), state)
+    return Net()
 
 
 def _loaded(net: Any, state: Dict[str, np.ndarray]) -> Any:
