@@ -13,7 +13,7 @@ which leaves the activations channels-last between convolutions: the layout oneD
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from jax.extend.mlir import ir
@@ -41,8 +41,7 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
         convolutions = [op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.convolution"]
         for op in convolutions:
             attributes = _attributes(op)
-            x, w, y = (ir.RankedTensorType(v.type).shape for v in [*op.operands, op.result])
-            if attributes is None or kernels.slow(x, w, y, attributes):
+            if attributes is None or kernels.slow(*_shapes(op), attributes):
                 continue
             with ir.InsertionPoint(op), op.location:
                 call = ir.Operation.create(
@@ -62,6 +61,12 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
             served += 1
         logger.log(lambda: f"[compile] onednn-convolutions: {served} of {len(convolutions)} to oneDNN", "compile")
         return bytecode(module) if served else module_bytes
+
+
+def _shapes(op: Any) -> Tuple[List[int], List[int], List[int]]:
+    """The convolution's input, kernel and result shapes."""
+    x, w, y = (list(ir.RankedTensorType(v.type).shape) for v in [*op.operands, op.result])
+    return x, w, y
 
 
 def _attributes(op: Any) -> Optional[Dict[str, Any]]:
