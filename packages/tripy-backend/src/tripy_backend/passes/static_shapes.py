@@ -68,7 +68,8 @@ def _match_marker_types(fn: Any) -> None:
         value = todo.pop()
         for use in value.uses:
             op = use.owner
-            if op_name(op) != "stablehlo.optimization_barrier" or op.operation.block != block:
+            # (the parent op, not the block: jaxlib 0.6's bindings have no Operation.block)
+            if op_name(op) != "stablehlo.optimization_barrier" or op.operation.parent != fn.operation:
                 continue
             for operand, result in zip(op.operands, op.results):
                 if result.type != operand.type:
