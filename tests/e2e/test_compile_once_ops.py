@@ -9,13 +9,14 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import range_plan
+from tripy_backend import range_plan, ranges
 
 # the NumPy references of pooling and resize (tests run with --import-mode=importlib: no sibling imports)
 _spec = importlib.util.spec_from_file_location(
@@ -412,6 +413,33 @@ def test_a_bucket_without_a_bounded_program_gets_a_bucket_per_size_saved_and_loa
     outputs = np.load(tmp_path / "0.out.npz")
     for n, x in inputs.items():
         assert np.array_equal(outputs[n], (x * 2.0)[:-5]), n
+
+
+def test_a_call_waiting_for_a_bucket_that_splits_runs_in_its_new_bucket(monkeypatch, logged):
+    # A call with a size of 1 waits for its bucket's program (the cover does not run sizes of 0 or 1). Here that
+    # bucket (1 row, 3..4 columns) has no bounded program (x[:, :-5]) and splits while the call waits: the call
+    # must find its size's new bucket, not compile at call time. (The other buckets compile slowly, so that the
+    # call arrives before the split.)
+    compile_bucket = ranges.RangeProgram._compile_bucket
+
+    def slowly(self, bucket):
+        if bucket != self._largest():
+            time.sleep(0.2)
+        compile_bucket(self, bucket)
+
+    monkeypatch.setattr(ranges.RangeProgram, "_compile_bucket", slowly)
+    x = rand(1, 3)
+
+    def compile_call_and_wait():
+        exe = tp.compile(lambda x: (x * 2.0)[:, :-5], args=[tp.InputInfo(((1, 2, 4), (1, 2, 8)), tp.float32)])
+        out = np.from_dlpack(exe(tp.Tensor(x)))
+        assert exe.wait(timeout=120)
+        return out
+
+    out, text = logged(compile_call_and_wait)
+    assert np.array_equal(out, (x * 2.0)[:, :-5])
+    assert "no bounded program (a size computed at run time is bounded by 0 or 1 here)" in text
+    assert "at call time" not in text
 
 
 def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch, logged):

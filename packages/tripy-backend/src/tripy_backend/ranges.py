@@ -225,10 +225,10 @@ class RangeProgram:
             )
         with self.lock:
             small, self._small = self._small, []
-            before = set(self.buckets())
+            before, had = set(self.buckets()), set(self.programs)
             if small and self._split(small):
-                assert self._jobs is not None
-                self._jobs.add([b for b in self.buckets() if b not in before])
+                assert self._jobs is not None  # (new buckets, and those whose bounded program is now dropped)
+                self._jobs.add([b for b in self.buckets() if b not in before or (b in had and b not in self.programs)])
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until every program of the plan is compiled (at most `timeout` seconds); whether they are."""
@@ -442,7 +442,7 @@ class RangeProgram:
         if any(shapes[i][d] <= 1 for i, d in self.dynamic_dims):
             # A size of 0 or 1 runs in its own bucket only (compiled first, see `_missing`): XLA's dynamic padder
             # divides by real sizes, and a dim of bound 1 is static, so it broadcasts where a padded one would not.
-            return self._wait_for(bucket)
+            return self._wait_for(shapes)
         # The cover runs them while their bucket compiles. With one variable, the cover checks their sizes itself
         # (``bounded_markers``); sizes of several variables may also have to agree (two batch dims added): a bucket
         # bounding them apart holds only shapes the program rejects, which the cover must not run.
@@ -453,14 +453,21 @@ class RangeProgram:
             return valid
         return True
 
-    def _wait_for(self, bucket: Tuple[int, ...]) -> bool:
-        """Wait for `bucket`'s program (compiled next); whether it has one (the one case where a call waits)."""
-        if self._jobs is None:
-            return bucket in self.programs
-        self._jobs.first(bucket)
-        while bucket not in self.programs and not self._jobs.done:
+    def _wait_for(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
+        """Wait for the program of `shapes`' bucket (compiled next); whether it has one (the one case where a call
+        waits). Their bucket is looked up again while waiting: splitting a bucket (`_split`) gives its sizes new
+        ones."""
+        waited = None
+        while True:
+            bucket = self.bucket_of(shapes)
+            if bucket in self.programs:
+                return True
+            if self._jobs is None or self._jobs.done:
+                return self.bucket_of(shapes) in self.programs  # (a split may have landed since the lookup)
+            if bucket != waited:
+                self._jobs.first(bucket)
+                waited = bucket
             time.sleep(0.001)
-        return bucket in self.programs
 
     def bucket_of(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
         """The bucket that holds input shapes `shapes` (in range)."""
