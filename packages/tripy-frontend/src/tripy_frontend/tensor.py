@@ -21,7 +21,8 @@ from tripy_flatir.device import device as Device
 from tripy_flatir.exceptions import TripyException, raise_error, warn
 from tripy_backend import memory
 from tripy_trace.ops.base import BaseTraceOp
-from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind
+from tripy_trace import symbolic
+from tripy_trace.ops.binary_elementwise import SIZE_ARITHMETIC, BinaryElementwise, Kind
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.dim_size import DimSize
 from tripy_trace.ops.sharded_storage import ShardedStorage
@@ -460,8 +461,20 @@ class DimensionSize(_SizeBase):
 def static_value(t: Any) -> Optional[int]:
     """The statically known value of a DimensionSize (None if only known at run time)."""
     if isinstance(t, DimensionSize):
-        return t._static
+        return t._static if t._static is not None else _constant(_expression(t))
     return None
+
+
+def _expression(d: DimensionSize) -> Any:
+    """A size as an expression over the sizes only known at run time (``tripy_trace.symbolic``), or None."""
+    if d._static is not None:
+        return d._static
+    value = symbolic.value(d.trace_tensor)
+    return value[0] if value is not None and len(value) == 1 else None
+
+
+def _constant(expression: Any) -> Optional[int]:
+    return expression if isinstance(expression, int) else None
 
 
 class TensorShape(tuple):
@@ -481,8 +494,10 @@ class TensorShape(tuple):
 
 def shape_of(t: Tensor) -> tuple:
     out = []
-    for d, size in enumerate(t.trace_tensor.shape):
-        if size >= 0:
+    for d, typed in enumerate(t.trace_tensor.shape):
+        # (a dim typed dynamic whose expression is a number is that number)
+        size = typed if typed >= 0 else _constant(symbolic.dims(t.trace_tensor)[d])
+        if size is not None:
             out.append(DimensionSize(size))
         else:
             out.append(DimensionSize._dynamic(Tensor._from_op(DimSize, [t], dim=d)))
@@ -499,6 +514,11 @@ def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False)
         if a._static is not None and b._static is not None:
             result = fold(a._static, b._static)
             return DimensionSize(result) if not isinstance(result, bool) else result
+        if kind in SIZE_ARITHMETIC:  # (shape arithmetic whose result does not vary is a static size)
+            ea, eb = _expression(a), _expression(b)
+            static = None if ea is None or eb is None else _constant(SIZE_ARITHMETIC[kind](ea, eb))
+            if static is not None:
+                return DimensionSize(static)
         out = Tensor._from_op(BinaryElementwise, [a, b], kind=kind)
         return DimensionSize._dynamic(out) if not kind.is_comparison else out
 

@@ -175,7 +175,7 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
 
 
 def _run_time_dims(result: Any, sizes: RealSizes) -> List[int]:
-    """The dims of `result` typed ``?`` whose size is not the same for all input sizes (``constant_sizes``)."""
+    """The dims of `result` typed ``?`` whose size is not the same for all input sizes of the bucket."""
     return [
         d
         for d, size in enumerate(ir.RankedTensorType(result.type).shape)

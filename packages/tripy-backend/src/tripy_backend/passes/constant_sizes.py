@@ -1,13 +1,12 @@
-"""Sizes that the shape arithmetic computes from run-time sizes but that come out the same for all of them.
+"""Slice sizes that are the same for every real size in one bucket.
 
-A reshape with ``-1`` next to a dynamic dim (``reshape(y, (b, -1, 8, 8))`` of a ``[b, 64, 64]`` tensor,
-as attention code splits heads) computes the ``-1`` dim as ``(b * 64 * 64) // (b * 8 * 8)``: a run-time
-value, so the module types it ``?``. It is 64 for every ``b``. A bounded program that set it as a run-time
-size would have two dynamic dims where there is one, and XLA's dynamic padder crashes the process on some
-reshapes of such values (a CHECK failure, ``Invalid index {2} for shape``). `constant_element` finds these
-sizes by evaluating the program's scalar shape arithmetic for every combination of the inputs' real sizes
-in the bucket (1 up to each bound; a size of 0 empties the tensor whatever its other dims): a size that is
-the same for each is static.
+A slice of a dynamic dim clamps its bounds to the dim's size: ``t[1]`` keeps ``min(2, n) - min(1, n)`` rows,
+one for every ``n >= 2`` and none for ``n = 1``; ``t[::2]`` of a bucket of 3 and 4 rows keeps 2. Such a size is
+not a number in the trace (``tripy_trace.symbolic`` folds what holds for every size: a reshape's ``-1``), only
+within a bucket, and a bounded program that kept it dynamic would slice a padded dim into a padded result (an
+empty slice of a padded source crashes XLA on jaxlib 0.6). `constant_of` finds these sizes by evaluating the
+program's scalar shape arithmetic for every combination of the inputs' real sizes in the bucket (the bucket's
+smallest size up to each bound): a size that is the same for each is static.
 """
 
 from __future__ import annotations
@@ -45,20 +44,6 @@ _COMPARE = {
 }
 
 
-def constant_element(
-    vector: Any,
-    i: int,
-    input_bounds: Dict[Tuple[int, int], int],
-    memos: Dict[Any, Dict[Any, Any]],
-    lows: Optional[Dict[Tuple[int, int], int]] = None,
-) -> Optional[int]:
-    """Element `i` of the rank-1 integer `vector` if it is the same for every real size of the inputs (their
-    dims' bounds: `input_bounds`, by (argument, dim), and their smallest sizes `lows`, 1 if not given; a
-    run-time read of one is a ``DIM_MARKER`` custom_call), else None. `memos` keeps the values evaluated so far,
-    for each set of real sizes (one dict per program and bucket, shared by its calls)."""
-    return constant_of([(vector, i)], lambda x: x, input_bounds, memos, lows)
-
-
 def constant_of(
     elements: Sequence[Tuple[Any, int]],
     combine: Callable[..., Any],
@@ -67,8 +52,10 @@ def constant_of(
     lows: Optional[Dict[Tuple[int, int], int]] = None,
 ) -> Optional[int]:
     """``combine`` of the `elements` (a rank-1 integer vector and an index each; NumPy arrays of their values
-    for every combination of real sizes) if it is the same for all of them, else None (see
-    `constant_element`)."""
+    for every combination of real sizes) if it is the same for all of them, else None. The real sizes: each
+    dynamic input dim's (by (argument, dim); a run-time read of one is a ``DIM_MARKER`` custom_call) from its
+    smallest in `lows` (1 if not given) to its bound in `input_bounds`. `memos` keeps the values evaluated so
+    far, for each set of real sizes (one dict per program and bucket, shared by its calls)."""
     dims = tuple(sorted((k, max(1, (lows or {}).get(k, 1)), b) for k, b in input_bounds.items()))
     grid = _grid(dims)
     if grid is None:

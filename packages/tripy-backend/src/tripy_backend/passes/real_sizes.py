@@ -22,7 +22,7 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
 
 from tripy_backend import op_facts
-from tripy_backend.passes.constant_sizes import constant_element, constant_of
+from tripy_backend.passes.constant_sizes import constant_of
 from tripy_backend.passes.markers import Unsupported, element, i32, op_name, producer, shape as ir_shape
 
 
@@ -46,8 +46,8 @@ class RealSizes:
         input_lows: Optional[Dict[Tuple[int, int], int]] = None,
     ) -> None:
         self.twin = twin  # value -> its run-time twin (see ``bounded_markers._add_twins``)
-        # the bucket's bound of each dynamic input dim: to find computed sizes that are the same for all real
-        # sizes (``constant_sizes``)
+        # the bucket's bound of each dynamic input dim: to find slice sizes that are the same for all real sizes
+        # in the bucket (``constant_sizes``)
         self.input_bounds = input_bounds
         self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
         self.evaluated: Dict[Any, Dict[Any, Any]] = {}  # (``constant_sizes``' values, shared by its calls)
@@ -167,9 +167,7 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota: element `d` of the (run-time) shape."""
     position = 0 if op.name == "stablehlo.dynamic_iota" else 1
     shape = op.operands[position]
-    static = staticelement(shape, d)
-    if static is None and s.input_bounds is not None:
-        static = constant_element(s.twin.get(shape, shape), d, s.input_bounds, s.evaluated)
+    static = staticelement(shape, d)  # (a computed size that does not vary is a constant: ``tripy_trace.symbolic``)
     return static if static is not None else element(s.twin.get(shape, shape), d)
 
 

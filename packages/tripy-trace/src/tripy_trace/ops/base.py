@@ -41,6 +41,16 @@ class BaseTraceOp:
     # The user-facing spelling used in error messages, e.g. "'+'" or "tripy.reshape".
     display_name: ClassVar[Optional[str]] = None
 
+    # ---- sizes as expressions (``tripy_trace.symbolic``) -------------------------------------------
+    # Given each input's dims and (for short integer vectors: sizes) value as expressions, an op with a rule
+    # says the expression of each dim of its output `index`, and of its value where that is a vector of sizes.
+    # None: no rule (each dynamic dim is then a size of its own).
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return None
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return None
+
     # ---- outputs ----------------------------------------------------------------------------------
     # A tensor holds its producer, and the producer lists its outputs: a reference cycle per op, which
     # only Python's cycle collector can free. Eager code makes and drops graphs by the thousand, so an op

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Dict, List, Tuple, Type
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.add import AddOp
@@ -26,6 +26,7 @@ from tripy_flatir.ops.xor import XorOp
 from tripy_flatir.ops.base import BinaryElementwiseOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp, intern_key
 from tripy_trace.tensor import TraceTensor
 
@@ -102,6 +103,13 @@ class BinaryElementwise(BaseTraceOp):
             return _KIND_KEY_IDS[id(self.kind)]
         return super().key_id()
 
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return symbolic.broadcast(dims)
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        fn = SIZE_ARITHMETIC.get(self.kind)
+        return None if fn is None else symbolic.elementwise(values, fn)
+
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         out = outputs[0]
         a, b = lowering.broadcast_operands(inputs, out.shape, self.name())
@@ -134,6 +142,17 @@ FLAT_OPS: Dict[Kind, Type[BinaryElementwiseOp]] = {
 }
 
 
+# Integer arithmetic that shape code does, on sizes as expressions (``/`` on integers rounds toward zero).
+SIZE_ARITHMETIC = {
+    Kind.SUM: symbolic.add,
+    Kind.SUB: symbolic.sub,
+    Kind.MUL: symbolic.mul,
+    Kind.FLOOR_DIV: symbolic.floordiv,
+    Kind.DIV: symbolic.truncdiv,
+    Kind.MOD: symbolic.mod,
+    Kind.MAXIMUM: symbolic.maximum,
+    Kind.MINIMUM: symbolic.minimum,
+}
 _COMPARISONS = frozenset(id(k) for k in Kind if k.is_comparison)  # ids: Enum hashes in Python
 # id(kind) -> the interned key of a two-input BinaryElementwise of that kind (what BaseTraceOp.key_id
 # would compute, without hashing the enum in Python on every evaluation).

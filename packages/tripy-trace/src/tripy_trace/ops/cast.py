@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.convert import ConvertOp
@@ -23,6 +23,12 @@ class Cast(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         self.outputs[0].shape = self.inputs[0].shape
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return dims[0]
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return values[0]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir.ops.concatenate import ConcatenateOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -36,6 +37,19 @@ class Concatenate(BaseTraceOp):
             if d != self.dim and shape[d] == DYNAMIC:
                 shape[d] = next((t.shape[d] for t in self.inputs if t.shape[d] != DYNAMIC), DYNAMIC)
         self.outputs[0].shape = tuple(shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        out = list(dims[0])  # (the inputs agree on every other dim)
+        total: Any = 0
+        for d in dims:
+            total = symbolic.add(total, d[self.dim])
+        out[self.dim] = total
+        return out
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        if any(v is None for v in values):
+            return None
+        return [e for v in values for e in v]  # type: ignore[union-attr]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         ConcatenateOp.build(inputs, outputs, dim=self.dim)

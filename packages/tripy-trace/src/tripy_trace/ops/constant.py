@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -61,6 +61,9 @@ class Constant(BaseTraceOp):
     def infer_shapes(self) -> None:
         v = self.value
         self.outputs[0].shape = v.shape if type(v) is np.ndarray else tuple(np.shape(v))
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return [int(v) for v in np.asarray(self.value).reshape(-1)]
 
     def cache_key(self) -> tuple:
         v = np.asarray(self.value)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir.tensor import FlatIRTensor
@@ -21,6 +21,9 @@ class DimSize(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         self.outputs[0].shape = ()
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return (dims[0][self.dim],)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_flatir.ops.broadcast import BroadcastOp
 from tripy_flatir.ops.dynamic_broadcast import DynamicBroadcastOp
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -22,6 +23,9 @@ class Fill(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         self.outputs[0].shape = tuple(self.shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return symbolic.from_shape_vector(self.shape, values[1] if len(values) > 1 else None)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_flatir.ops.dynamic_iota import DynamicIotaOp
 from tripy_flatir.ops.iota import IotaOp
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -25,6 +26,9 @@ class Iota(BaseTraceOp):
         if not -len(self.shape) <= self.dim < max(len(self.shape), 1):
             self.raise_error(f"iota: dim {self.dim} is out of range for shape {list(self.shape)}.")
         self.outputs[0].shape = tuple(self.shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return symbolic.from_shape_vector(self.shape, values[0] if len(values) > 0 else None)
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.dot_general import DotOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
-from tripy_trace import lowering
+from tripy_trace import lowering, symbolic
 from tripy_trace.ops.base import BaseTraceOp, intern_key
 from tripy_trace.tensor import TraceTensor
 
@@ -62,6 +62,17 @@ class MatrixMultiply(BaseTraceOp):
         if b.rank == 1:
             shape.pop(-1)
         self.outputs[0].shape = tuple(shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        a, b = dims
+        a_dims = (1,) + a if len(a) == 1 else a
+        b_dims = b + (1,) if len(b) == 1 else b
+        out = symbolic.broadcast([a_dims[:-2], b_dims[:-2]]) + [a_dims[-2], b_dims[-1]]
+        if len(a) == 1:
+            out.pop(-2)
+        if len(b) == 1:
+            out.pop(-1)
+        return out
 
     def key_id(self) -> int:
         if type(self) is MatrixMultiply and type(self._out) is not list and len(self.inputs) == 2:

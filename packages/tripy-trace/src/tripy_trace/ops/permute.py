@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from tripy_flatir.ops.transpose import TransposeOp
 from tripy_flatir.tensor import FlatIRTensor
@@ -24,6 +24,9 @@ class Permute(BaseTraceOp):
                 [f"Give each of the dims 0..{x.rank - 1} exactly once."],
             )
         self.outputs[0].shape = tuple(x.shape[p] for p in self.perm)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return [dims[0][p] for p in self.perm]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         TransposeOp.build(inputs, outputs, perm=list(self.perm))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -40,6 +40,10 @@ class Reduce(BaseTraceOp):
         else:
             shape = tuple(s for d, s in enumerate(x.shape) if d not in self.dims)
         self.outputs[0].shape = shape
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        kept = [1 if d in self.dims else s for d, s in enumerate(dims[0])]
+        return kept if self.keepdim else [s for d, s in enumerate(dims[0]) if d not in self.dims]
 
     def init_value(self, dtype) -> object:  # type: ignore[no-untyped-def]
         if self.kind == "sum":

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_flatir.ops.dynamic_reshape import DynamicReshapeOp
 from tripy_flatir.ops.reshape import ReshapeOp
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -21,6 +22,12 @@ class Reshape(BaseTraceOp):
 
     def infer_shapes(self) -> None:
         self.outputs[0].shape = tuple(self.shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return symbolic.from_shape_vector(self.shape, values[1] if len(values) > 1 else None)
+
+    def sym_value(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return values[0]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
 

@@ -8,7 +8,7 @@ file here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Type
+from typing import Any, Dict, List, Optional, Sequence, Type
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.base import UnaryElementwiseOp
@@ -34,6 +34,9 @@ class UnaryElementwise(BaseTraceOp):
         out.device = x.device
         out.dtype = dtypes.bool if self.flat_op.returns_bool else x.dtype
         out.shape = x.shape
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return dims[0]
 
     def key_id(self) -> int:
         if type(self) is UnaryElementwise and type(self._out) is not list and len(self.inputs) == 1:

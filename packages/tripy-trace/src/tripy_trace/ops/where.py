@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.tensor import FlatIRTensor
 from tripy_trace import lowering
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 
 
@@ -29,6 +30,9 @@ class Where(BaseTraceOp):
                 ["Use tripy.cast() to convert one of them."],
             )
         self.outputs[0].dtype = a.dtype
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return symbolic.broadcast(dims)
 
     def infer_shapes(self) -> None:
         cond, a, b = self.inputs

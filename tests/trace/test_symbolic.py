@@ -1,0 +1,63 @@
+"""Sizes as expressions (tripy_trace.symbolic): the arithmetic's canonical form and the symbols of inputs'
+dynamic dims (what the frontend makes of them: tests/frontend/test_symbolic_sizes.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tripy_flatir import dtypes
+from tripy_flatir.device import CPU
+from tripy_flatir.tensor import DYNAMIC
+from tripy_trace import symbolic
+from tripy_trace.ops.placeholder import Placeholder
+
+
+def test_exact_division_by_a_product_cancels():
+    b, s = symbolic.symbol(), symbolic.symbol()
+    volume = symbolic.mul(symbolic.mul(b, s), 72)
+    assert symbolic.floordiv(volume, symbolic.mul(symbolic.mul(s, b), 8)) == 9
+    assert symbolic.truncdiv(volume, symbolic.mul(b, 72)) == s
+    assert symbolic.mod(volume, symbolic.mul(b, 8)) == 0
+
+
+def test_sums_and_products_have_one_form():
+    a, b = symbolic.symbol(), symbolic.symbol()
+    assert symbolic.sub(symbolic.add(a, b), symbolic.add(b, a)) == 0
+    assert symbolic.mul(symbolic.add(a, 1), 2) == symbolic.add(symbolic.mul(2, a), 2)
+    assert symbolic.maximum(a, a) == a and symbolic.minimum(3, 5) == 3
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a, b: symbolic.floordiv(symbolic.add(a, 1), 2),  # (not exact: a stays a quotient)
+        lambda a, b: symbolic.floordiv(symbolic.mul(a, b), symbolic.add(a, b)),  # (not one term)
+        lambda a, b: symbolic.maximum(a, b),
+        lambda a, b: symbolic.mod(a, b),
+        lambda a, b: symbolic.floordiv(a, 0),  # (division by zero: the run time's to report)
+    ],
+)
+def test_what_does_not_simplify_stays_an_expression(make):
+    a, b = symbolic.symbol(), symbolic.symbol()
+    result = make(a, b)
+    assert isinstance(result, symbolic.Expr) and result.constant is None
+    assert make(a, b) == result  # (equal expressions compare equal)
+
+
+def test_a_broadcast_of_different_sizes_is_a_new_size():
+    a, b = symbolic.symbol(), symbolic.symbol()
+    assert symbolic.broadcast([(a, 1), (1, 4)]) == [a, 4]
+    assert symbolic.broadcast([(a,), (a,)]) == [a]
+    (new,) = symbolic.broadcast([(a,), (b,)])  # (either may be 1 at run time)
+    assert new not in (a, b)
+
+
+def _input(shape):
+    return Placeholder.build([], None, shape=shape, dtype=dtypes.float32, device=CPU).outputs[0]
+
+
+def test_every_dynamic_dim_of_an_input_is_a_size_of_its_own():
+    x = _input((DYNAMIC, 4, DYNAMIC))
+    d0, d1, d2 = symbolic.dims(x)
+    assert d1 == 4 and isinstance(d0, symbolic.Expr) and d0 != d2
+    assert symbolic.dims(x) == (d0, d1, d2)  # (the same expressions each time)
