@@ -442,6 +442,23 @@ def test_a_call_waiting_for_a_bucket_that_splits_runs_in_its_new_bucket(monkeypa
     assert "at call time" not in text
 
 
+def test_a_size_read_from_a_batch_of_one_is_static_in_its_bucket(logged):
+    # A broadcast to (batch, length, 8) in the bucket of batch 1 and lengths 5..6: the batch is 1 there, static as
+    # the input's dim is, not a run-time size bounded by 1 (which would split the bucket into a program per length,
+    # as albert's embeddings did).
+    def f(x):
+        return x + tp.expand(tp.ones((1, 1, 8)) * 2.0, (x.shape[0], x.shape[1], 8))
+
+    exe, text = logged(lambda: tp.compile(f, args=[tp.InputInfo(((1, 2, 4), (2, 3, 6), 8), tp.float32)], wait=True))
+    assert "no bounded program" not in text
+    assert "12 programs cover x[0] in [1, 4], x[1] in [2, 6] (plan: x[0] <= 1, 2, 4; x[1] <= 2, 3, 4, 6;" in text
+    before = tripy_backend.compilation_count()
+    for b, t in [(1, 5), (1, 6), (3, 5), (4, 2)]:
+        x = rand(b, t, 8)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x + 2.0), (b, t)
+    assert tripy_backend.compilation_count() == before
+
+
 def test_a_bounded_bucket_that_fails_after_static_ones_turns_the_plan_into_a_program_per_size(monkeypatch, logged):
     monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)  # (a cheap program: every size static, no bounded bucket)
     # range 2..9: the largest bucket (9) holds one size and compiles statically; the bounded ones (e.g. 8, for 6..8)

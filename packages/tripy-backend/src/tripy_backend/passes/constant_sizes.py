@@ -63,10 +63,33 @@ def constant_of(
     env, count = grid
     memo = memos.setdefault(dims, _Memo())  # (values hold for one set of real sizes: a memo per set)
     try:
-        values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in elements))
+        values = combine(*(_evaluate(vector, env, memo, count)[i] for vector, i in map(_narrow, elements)))
     except _NOT_FOLLOWED:  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
+
+
+def _narrow(element: Tuple[Any, int]) -> Tuple[Any, int]:
+    """The vector that holds element `i` of `vector` and its index there, through concatenations and markers: a
+    shape built of several sizes is evaluated for the one asked for only (the others may read sizes that are
+    not in the grid)."""
+    vector, i = element
+    while True:
+        op = producer(vector)
+        name = op_name(op) if op is not None else None
+        if name == "stablehlo.optimization_barrier":
+            vector = op.operands[list(op.results).index(vector)]
+        elif name == "stablehlo.concatenate":
+            for operand in op.operands:
+                n = ir.RankedTensorType(operand.type).shape[0]
+                if n < 0:  # (not a shape vector)
+                    return vector, i
+                if i < n:
+                    vector = operand
+                    break
+                i -= n
+        else:
+            return vector, i
 
 
 @functools.lru_cache(maxsize=64)

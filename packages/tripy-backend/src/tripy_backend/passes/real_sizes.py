@@ -50,6 +50,10 @@ class RealSizes:
         # in the bucket (``constant_sizes``)
         self.input_bounds = input_bounds
         self.input_lows = input_lows  # (the bucket's smallest size of each: 1 if not given)
+        # the dynamic input dims of bound 1 in this bucket (a batch of 1): static here, as the inputs' dims are
+        # (``lower_markers`` sets no size of bound 1), so a size computed from these only is a number (one
+        # evaluation, see `_from_shape_operand`)
+        self.size_one = {k: b for k, b in (input_bounds or {}).items() if b == 1}
         self.evaluated: Dict[Any, Dict[Any, Any]] = {}  # (``constant_sizes``' values, shared by its calls)
         self.sizes: Dict[Any, List[Size]] = {}
 
@@ -167,7 +171,11 @@ def _from_shape_operand(s: RealSizes, op: Any, i: int, d: int) -> Size:
     """dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota: element `d` of the (run-time) shape."""
     position = 0 if op.name == "stablehlo.dynamic_iota" else 1
     shape = op.operands[position]
-    static = staticelement(shape, d)  # (a computed size that does not vary is a constant: ``tripy_trace.symbolic``)
+    # (a computed size that does not vary over the range is a constant already: ``tripy_trace.symbolic``; one
+    # that does not vary in this bucket, because the sizes it reads hold one value here, is one evaluation)
+    static = staticelement(shape, d)
+    if static is None and s.size_one:
+        static = constant_of([(s.twin.get(shape, shape), d)], lambda x: x, s.size_one, s.evaluated)
     return static if static is not None else element(s.twin.get(shape, shape), d)
 
 
