@@ -19,6 +19,9 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 serve = pytest.importorskip("ray.serve")
 
+# One local cluster (the module fixture) in one pytest-xdist process: the tests stay together under -n 2.
+pytestmark = pytest.mark.xdist_group("ray")
+
 import tripy as tp  # noqa: E402
 import tripy_backend  # noqa: E402
 from tripy.ray import BatchPredictor, batch_size, deployment  # noqa: E402
