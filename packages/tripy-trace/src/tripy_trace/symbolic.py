@@ -20,12 +20,10 @@ from __future__ import annotations
 import itertools
 import operator
 import weakref
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from tripy_flatir.tensor import DYNAMIC
-
-if TYPE_CHECKING:
-    from tripy_trace.tensor import TraceTensor
+from tripy_trace.tensor import TraceTensor
 
 _symbols = itertools.count()
 
@@ -203,37 +201,37 @@ _KNOWN: "weakref.WeakKeyDictionary[TraceTensor, Tuple[Tuple[Size, ...], Optional
 MAX_VALUE = 16  # elements of an integer vector followed at most (shapes, not data)
 
 
-def dims(t: "TraceTensor") -> Tuple[Size, ...]:
+def dims(t: TraceTensor) -> Tuple[Size, ...]:
     """Each dim of `t`: its size where static, else its expression."""
     return _resolve(t)[0]
 
 
-def value(t: "TraceTensor") -> Optional[Tuple[Size, ...]]:
+def value(t: TraceTensor) -> Optional[Tuple[Size, ...]]:
     """The elements of `t` (flattened) as sizes, where `t` is a short integer vector of sizes the rules follow
     (``x.shape[0] * 64``, a shape tensor), else None."""
     return _resolve(t)[1]
 
 
-def _is_size_vector(t: "TraceTensor") -> bool:
+def _is_size_vector(t: TraceTensor) -> bool:
     return t.rank <= 1 and DYNAMIC not in t.shape and t.dtype is not None and _integer(t) and _count(t) <= MAX_VALUE
 
 
-def _integer(t: "TraceTensor") -> bool:
+def _integer(t: TraceTensor) -> bool:
     return t.dtype.name in ("int32", "int64")
 
 
-def _count(t: "TraceTensor") -> int:
+def _count(t: TraceTensor) -> int:
     return t.shape[0] if t.shape else 1
 
 
-def _plain(t: "TraceTensor") -> Optional[Tuple[Tuple[Size, ...], None]]:
+def _plain(t: TraceTensor) -> Optional[Tuple[Tuple[Size, ...], None]]:
     """What a static tensor that holds no sizes knows without looking further: its shape."""
     if DYNAMIC in t.shape or _is_size_vector(t):
         return None
     return tuple(t.shape), None
 
 
-def _resolve(root: "TraceTensor") -> Tuple[Tuple[Size, ...], Optional[Tuple[Size, ...]]]:
+def _resolve(root: TraceTensor) -> Tuple[Tuple[Size, ...], Optional[Tuple[Size, ...]]]:
     """Fill `_KNOWN` for `root` and what it needs, producers first (a stack, not recursion: dims chain through
     a whole model)."""
     stack = [root]
@@ -256,7 +254,7 @@ def _resolve(root: "TraceTensor") -> Tuple[Tuple[Size, ...], Optional[Tuple[Size
     return _KNOWN[root]
 
 
-def _rules(t: "TraceTensor") -> Tuple[Tuple[Size, ...], Optional[Tuple[Size, ...]]]:
+def _rules(t: TraceTensor) -> Tuple[Tuple[Size, ...], Optional[Tuple[Size, ...]]]:
     """`t`'s dims and value from its producer's rules and its inputs' (known) dims and values."""
     op = t.producer
     assert op is not None
