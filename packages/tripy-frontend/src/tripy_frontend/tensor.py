@@ -460,9 +460,7 @@ class DimensionSize(_SizeBase):
 
 def static_value(t: Any) -> Optional[int]:
     """The statically known value of a DimensionSize (None if only known at run time)."""
-    if isinstance(t, DimensionSize):
-        return t._static if t._static is not None else _constant(_expression(t))
-    return None
+    return _constant(_expression(t)) if isinstance(t, DimensionSize) else None
 
 
 def _expression(d: DimensionSize) -> Any:
