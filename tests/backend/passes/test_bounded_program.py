@@ -1,5 +1,5 @@
-"""The three passes that make a bounded program (``bounded-markers``, ``static-shapes``, ``lower-markers``), each on
-its own, and the bounded program they make together, run on padded inputs."""
+"""The passes that make a bounded program (``bounded-markers``, ``static-shapes``, ``lower-markers``; ``cse`` has a file
+of its own), each on its own, and the bounded program they make together, run on padded inputs."""
 
 import numpy as np
 import pytest

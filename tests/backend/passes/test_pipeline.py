@@ -17,6 +17,7 @@ def test_the_passes_in_order():
         "bounded-markers",
         "static-shapes",
         "lower-markers",
+        "cse",
         "channels-last",
         "onednn-convolutions",
         "matrix-vector-isolation",
@@ -41,12 +42,18 @@ def test_each_pass_is_logged_and_dumped_under_its_name(tmp_path, monkeypatch, ca
         pipeline.bound(NEGATE, [(8,)], [(0, 0)], name="negate")
     printed = capsys.readouterr()
     log = printed.out + printed.err
-    for name in ("bounded-markers", "static-shapes", "lower-markers"):
+    for name in ("bounded-markers", "static-shapes", "lower-markers", "cse"):
         assert f"[passes] negate: {name} in " in log
     (folder,) = os.listdir(tmp_path)
     assert folder.endswith("-negate")
     dumped = sorted(os.listdir(tmp_path / folder))
-    assert dumped == ["00-input.mlir", "01-bounded-markers.mlir", "02-static-shapes.mlir", "03-lower-markers.mlir"]
+    assert dumped == [
+        "00-input.mlir",
+        "01-bounded-markers.mlir",
+        "02-static-shapes.mlir",
+        "03-lower-markers.mlir",
+        "04-cse.mlir",
+    ]
     assert "stablehlo.set_dimension_size" in (tmp_path / folder / "03-lower-markers.mlir").read_text()
 
 

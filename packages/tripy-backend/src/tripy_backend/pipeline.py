@@ -3,13 +3,14 @@
 1. ``bounded-markers``: a bounded program's run-time twins of its shape arithmetic, and markers (bounded only);
 2. ``static-shapes``: the inputs' static shapes (exact ones, or a bucket's bounds), shape refinement;
 3. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
-4. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
-5. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
-6. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
+4. ``cse``: repeated size arithmetic merged (bounded only);
+5. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
+6. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
+7. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
 
-``SHAPES`` (1-3) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
+``SHAPES`` (1-4) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
-``XLA`` (4-6) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+``XLA`` (5-7) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
 cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
 ``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
 """
@@ -29,13 +30,14 @@ from tripy_backend.passes import (
     Pass,
     bounded_markers,
     channels_last,
+    cse,
     lower_markers,
     matrix_vector,
     onednn_convolutions,
     static_shapes,
 )
 
-SHAPES: Tuple[Pass, ...] = (bounded_markers.PASS, static_shapes.PASS, lower_markers.PASS)
+SHAPES: Tuple[Pass, ...] = (bounded_markers.PASS, static_shapes.PASS, lower_markers.PASS, cse.PASS)
 # (onednn-convolutions after channels-last: the convolutions it serves then read and write channels-last activations,
 # oneDNN's fastest layout, and channels-last's transposes have cancelled between them)
 XLA: Tuple[Pass, ...] = (channels_last.PASS, onednn_convolutions.PASS, matrix_vector.PASS)

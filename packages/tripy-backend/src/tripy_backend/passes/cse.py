@@ -1,0 +1,25 @@
+"""Pass ``cse``, the last of a bounded program's shape passes: MLIR's common-subexpression elimination.
+
+A module of dynamic shapes computes the same sizes many times over: the frontend lowers each read of a size, and
+each shape built from sizes, where an op asks for it, and ``lower-markers`` slices a real size out of its shape
+vector wherever it sets one. XLA converts and optimizes a module in time about proportional to its ops; for GPT-2
+small's bounded program, CSE leaves 15400 of 18400 (``TRIPY_DUMP_PASSES``) and XLA compiles it in 2.0-2.4 s instead
+of 2.5-2.8. Ops with effects (custom calls) are kept; of ops merged, the first one's location stays."""
+
+from __future__ import annotations
+
+from jax.extend.mlir import ir, passmanager
+
+from tripy_flatir.mlir_utils import bytecode, context
+from tripy_backend.passes import Job, Pass
+from tripy_backend.passes.bounded_markers import bounded
+
+
+def run(module_bytes: bytes, job: Job) -> bytes:
+    with context():
+        module = ir.Module.parse(module_bytes)
+        passmanager.PassManager.parse("builtin.module(func.func(cse))").run(module.operation)
+        return bytecode(module)
+
+
+PASS = Pass("cse", run, bounded)
