@@ -9,7 +9,11 @@ from tripy_flatir import dtypes
 from tripy_flatir.device import CPU
 from tripy_flatir.tensor import DYNAMIC
 from tripy_trace import symbolic
+from tripy_flatir.ops.tanh import TanhOp
+from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind as BinaryKind
 from tripy_trace.ops.placeholder import Placeholder
+from tripy_trace.ops.unary_elementwise import UnaryElementwise
+from tripy_trace.trace import Trace
 
 
 def test_exact_division_by_a_product_cancels():
@@ -61,3 +65,20 @@ def test_every_dynamic_dim_of_an_input_is_a_size_of_its_own():
     d0, d1, d2 = symbolic.dims(x)
     assert d1 == 4 and isinstance(d0, symbolic.Expr) and d0 != d2
     assert symbolic.dims(x) == (d0, d1, d2)  # (the same expressions each time)
+
+
+def _lowered_ops(a, b):
+    total = BinaryElementwise.build([a, b], None, kind=BinaryKind.SUM).outputs[0]
+    return [type(op).__name__ for op in Trace([total], [a, b] if a is not b else [a]).to_flat_ir().ops]
+
+
+def test_operands_of_sizes_the_trace_knows_equal_are_not_broadcast():
+    x = _input((DYNAMIC, 4))
+    same = UnaryElementwise.build([x], None, flat_op=TanhOp, spelling="tanh").outputs[0]
+    assert "DynamicBroadcastOp" not in _lowered_ops(x, same)  # (tanh(x) has x's dims: one size, no broadcast)
+
+
+def test_operands_of_sizes_the_trace_cannot_equate_are_broadcast_to_the_run_time_shape():
+    x, y = _input((DYNAMIC, 4)), _input((DYNAMIC, 4))
+    ops = _lowered_ops(x, y)  # (either may be 1 at run time: the sum is [max, 4])
+    assert ops.count("DynamicBroadcastOp") == 2 and "SelectOp" in ops

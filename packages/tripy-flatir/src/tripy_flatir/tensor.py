@@ -25,10 +25,12 @@ class FlatIRTensor:
     """A tensor in the FlatIR graph: rank, shape (``-1`` where only known at run time), dtype, device.
 
     ``stack_info`` and ``reason`` tell error reports where this tensor came from in user code and,
-    for tensors a lowering introduced, why the lowering introduced it.
+    for tensors a lowering introduced, why the lowering introduced it. ``sizes``, where the trace filled it in
+    for a lowering that asks: per dim, what the trace knows of its size, as values that compare equal for two
+    dims of the same size at run time (None: not known).
     """
 
-    __slots__ = ("name", "shape", "dtype", "device", "producer", "stack_info", "reason", "origin")
+    __slots__ = ("name", "shape", "dtype", "device", "producer", "stack_info", "reason", "origin", "sizes")
 
     def __init__(
         self, name: str, shape: Sequence[int], dtype: DType, device: Device, reason: Optional[str] = None
@@ -41,6 +43,7 @@ class FlatIRTensor:
         self.stack_info: Optional["StackInfo"] = None
         self.reason = reason  # why a lowering introduced this tensor (None for 1:1 lowerings)
         self.origin: Optional[str] = None  # the user-level operation this tensor is part of, e.g. "'+'"
+        self.sizes: Optional[Sequence[Any]] = None
 
     @classmethod
     def build(cls, shape: Sequence[int], dtype: DType, device: Device, reason: Optional[str] = None) -> "FlatIRTensor":
@@ -50,7 +53,7 @@ class FlatIRTensor:
     def like(self) -> "FlatIRTensor":
         """A fresh tensor with the same name, type and metadata but no producer."""
         t = FlatIRTensor(self.name, self.shape, self.dtype, self.device, self.reason)
-        t.stack_info, t.origin = self.stack_info, self.origin
+        t.stack_info, t.origin, t.sizes = self.stack_info, self.origin, self.sizes
         return t
 
     @property

@@ -143,6 +143,22 @@ def broadcast_to(
 def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int], op_name: str) -> list[FlatIRTensor]:
     """Broadcast each operand to `out_shape` (the NumPy-broadcast shape of all of them)."""
     device = operands[0].device
+    rank = len(out_shape)
+
+    def sizes_at(d: int) -> list[tuple[FlatIRTensor, int]]:
+        """The operands whose dim aligned with `d` is dynamic, each once per run-time size (operands whose size
+        there the trace knows equal to an earlier one's are left out), with that dim."""
+        found: list[tuple[FlatIRTensor, int]] = []
+        keys: list[Any] = []
+        for o in operands:
+            od = d - (rank - o.rank)
+            if od < 0 or o.shape[od] != DYNAMIC:
+                continue
+            key = o.sizes[od] if o.sizes is not None else object()
+            if key not in keys:
+                keys.append(key)
+                found.append((o, od))
+        return found
 
     def shape_tensor() -> FlatIRTensor:
         parts = []
@@ -150,13 +166,11 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
             if size != DYNAMIC:
                 parts.append(constant([size], dtypes.int32, device, (1,)))
                 continue
-            # The run-time size: of the operands whose dim here is not a static 1, the one that is not 1 at run
-            # time (all are dynamic here; sizes that differ and are not 1 make the program invalid).
+            # The run-time size: of the operands' sizes here (all dynamic: a static one would be the output's),
+            # the one that is not 1 at run time (sizes that differ and are not 1 make the program invalid).
             run_size: Optional[FlatIRTensor] = None
-            for o in operands:
-                od = d - (len(out_shape) - o.rank)
-                if od >= 0 and o.shape[od] != 1:
-                    run_size = dim_size(o, od) if run_size is None else _broadcast_dim(run_size, dim_size(o, od))
+            for o, od in sizes_at(d):
+                run_size = dim_size(o, od) if run_size is None else _broadcast_dim(run_size, dim_size(o, od))
             assert run_size is not None, "a dynamic output dim comes from a dynamic operand dim"
             parts.append(run_size)
         return concat_dims(parts, device)
@@ -169,16 +183,8 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
         return cache["s"]
 
     # Dims that are dynamic in two operands are taken to be equal at trace time, but either may be 1 at run
-    # time: such operands are broadcast to the run-time shape.
-    dynamic_dims = [
-        sum(
-            1
-            for o in operands
-            if 0 <= d - (len(out_shape) - o.rank) and o.shape[d - (len(out_shape) - o.rank)] == DYNAMIC
-        )
-        for d in range(len(out_shape))
-    ]
-    force = any(n > 1 for n in dynamic_dims)
+    # time: such operands are broadcast to the run-time shape, unless the trace knows the two sizes are equal.
+    force = any(len(sizes_at(d)) > 1 for d in range(rank))
     side = {0: "left operand", 1: "right operand"} if len(operands) == 2 else {}
     result = []
     for i, o in enumerate(operands):

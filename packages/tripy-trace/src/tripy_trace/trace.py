@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Dict, List, Sequence, Tuple
 
 from tripy_flatir.function import FlatIRFunction
-from tripy_flatir.tensor import FlatIRTensor
+from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
+from tripy_trace import symbolic
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.tensor import TraceTensor
 
@@ -47,6 +48,9 @@ class Trace:
             inputs = [flat[id(i)] for i in op.inputs]
             outputs = [o.to_flat_ir() for o in op.outputs]
             sub_inputs = [i.like() for i in inputs]
+            if sum(1 for i in op.inputs if DYNAMIC in i.shape) > 1:  # (which run-time sizes are equal: broadcasts)
+                for sub, t in zip(sub_inputs, op.inputs):
+                    sub.sizes = symbolic.dims(t)
             sub_outputs = [o.like() for o in outputs]
             op.to_flat_ir(sub_inputs, sub_outputs)
             origin = op.name()
