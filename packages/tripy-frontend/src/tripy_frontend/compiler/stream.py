@@ -2,8 +2,9 @@
 execution-stream API.
 
 On a GPU a stream is an ordered queue of work. tripy's CPU backend (XLA:CPU) runs a program in the
-calling thread by default, so work is complete when a call returns and :meth:`Stream.synchronize` has
-nothing to wait for; with ``TRIPY_CPU_ASYNC_DISPATCH=1`` reading a result waits for it.
+calling thread by default, and :meth:`Stream.synchronize` waits for nothing. Reading a result (NumPy,
+``tolist``, printing) always waits for its program: with ``TRIPY_CPU_ASYNC_DISPATCH=1``, and for a padded call
+of a range executable, which was measured returning before XLA had finished its program.
 """
 
 from __future__ import annotations
