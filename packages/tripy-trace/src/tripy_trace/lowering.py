@@ -160,6 +160,8 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
                 found.append((o, od))
         return found
 
+    dynamic = [sizes_at(d) for d in range(rank)]
+
     def shape_tensor() -> FlatIRTensor:
         parts = []
         for d, size in enumerate(out_shape):
@@ -169,7 +171,7 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
             # The run-time size: of the operands' sizes here (all dynamic: a static one would be the output's),
             # the one that is not 1 at run time (sizes that differ and are not 1 make the program invalid).
             run_size: Optional[FlatIRTensor] = None
-            for o, od in sizes_at(d):
+            for o, od in dynamic[d]:
                 run_size = dim_size(o, od) if run_size is None else _broadcast_dim(run_size, dim_size(o, od))
             assert run_size is not None, "a dynamic output dim comes from a dynamic operand dim"
             parts.append(run_size)
@@ -184,7 +186,7 @@ def broadcast_operands(operands: Sequence[FlatIRTensor], out_shape: Sequence[int
 
     # Dims that are dynamic in two operands are taken to be equal at trace time, but either may be 1 at run
     # time: such operands are broadcast to the run-time shape, unless the trace knows the two sizes are equal.
-    force = any(len(sizes_at(d)) > 1 for d in range(rank))
+    force = any(len(found) > 1 for found in dynamic)
     side = {0: "left operand", 1: "right operand"} if len(operands) == 2 else {}
     result = []
     for i, o in enumerate(operands):
