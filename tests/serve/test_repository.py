@@ -2,6 +2,7 @@
 start-up (one broken file listed UNAVAILABLE with the reason), unloaded (its requests in flight answered first)
 and loaded on request, a model file replaced while it is served, and the refusals (unknown model, parameters)."""
 
+import asyncio
 import pathlib
 import sys
 import threading
@@ -20,6 +21,7 @@ httpx = pytest.importorskip("httpx")
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from server import free_port, serve  # noqa: E402
+from tripy_serve.repository import Batching, ModelStore  # noqa: E402
 
 WAIT_MS = 1500  # a lone 1-row request waits this long for a batch: long enough to be in flight
 
@@ -164,15 +166,37 @@ def test_explicit_mode_loads_only_on_request(server, tmp_path):
             ]
 
 
+def test_a_request_that_reached_a_model_just_before_its_reload_is_answered(tmp_path):
+    """An infer request holds its model from the moment it is routed, and its body arrives after: a reload (or an
+    unload) in between must not leave it unanswered on the model taken out of service."""
+    _scaled(3).save(str(tmp_path / "triple.tpexe"))
+    store = ModelStore(Batching(max_batch=4, max_wait=0.001), repository=str(tmp_path))
+    x = np.ones((2, 3), np.float32)
+
+    async def reload_between_routing_and_infer():
+        await store.load("triple")
+        old = store.get("triple")
+        await old.infer([x])  # (its batching loop has run)
+        await store.load("triple")  # swapped in, the old model drained
+        return await asyncio.wait_for(old.infer([x]), 30)
+
+    (y,) = asyncio.run(reload_between_routing_and_infer())
+    assert np.array_equal(y, x * 3)
+
+
 def test_reloading_a_replaced_file_under_traffic_drops_no_request(clients, server):
     http, _ = clients
     stop, answers = threading.Event(), []
     body = {"inputs": [{"name": "x", "shape": [4, 3], "datatype": "FP32", "data": [1.0] * 12}]}
 
-    def traffic():
-        with httpx.Client(base_url=server.url, timeout=60) as c:
+    def traffic():  # (a request never answered is a timeout, recorded as one)
+        with httpx.Client(base_url=server.url, timeout=20) as c:
             while not stop.is_set():
-                r = c.post("/v2/models/triple/infer", json=body)
+                try:
+                    r = c.post("/v2/models/triple/infer", json=body)
+                except httpx.HTTPError as e:
+                    answers.append((type(e).__name__, str(e)))
+                    return
                 answers.append((r.status_code, r.json()["outputs"][0]["data"][0] if r.status_code == 200 else r.text))
 
     workers = [threading.Thread(target=traffic) for _ in range(4)]

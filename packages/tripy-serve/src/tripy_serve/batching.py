@@ -172,12 +172,14 @@ class BatchingModel:
         self.stats.batch_sizes[rows] += 1
 
     async def _serve(self) -> None:
-        """The batching loop: gather a batch, run it, hand each request its rows; forever."""
+        """The batching loop: gather a batch, run it, hand each request its rows; until no request waits (the next
+        request starts it again). A model taken out of service keeps no loop, and a request that reached it just
+        before (its body still arriving) is answered all the same."""
         loop = asyncio.get_running_loop()
         while True:
-            while not self._waiting:
-                self._arrived.clear()
-                await self._arrived.wait()
+            if not self._waiting:
+                self._worker = None
+                return
             deadline = loop.time() + self.max_wait
             batch = self._gather()
             while sum(r.rows for r in batch) < self.max_batch and loop.time() < deadline:
@@ -234,11 +236,6 @@ class BatchingModel:
                 r.future.set_result([p[i] for p in parts])
 
     async def drain(self) -> None:
-        """Wait for the requests in flight to be answered, then stop the batching loop (the model is no longer
-        served: new requests cannot reach it)."""
+        """Wait for the requests in flight to be answered (the model is no longer served: new requests cannot
+        reach it)."""
         await self._idle.wait()
-        await self.close()
-
-    async def close(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
