@@ -47,6 +47,8 @@ from tripy_backend.passes.markers import (
 )
 from tripy_backend.passes.real_sizes import READS_ACROSS, RealSizes, gather_operand_dim
 
+# Ops that need no real sizes set on their operands (see `_mark_sizes`): elementwise ones, and the dim reads.
+_NO_SIZES_NEEDED = op_facts.ELEMENTWISE | {"stablehlo.get_dimension_size"}
 _SETS_SHAPE = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota")
 
 
@@ -152,6 +154,8 @@ def _twin_op(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None
             raise Unsupported("a gather whose slice along an indexed dim depends on the input shapes")
         return
     result = result_op.results[0]
+    if name == "stablehlo.dynamic_broadcast_in_dim" and _sizes_unneeded(op.results[0], twin):
+        return  # (a scalar or a row broadcast for an elementwise op: that op takes its sizes from its other operands)
     dyn = _run_time_dims(result, sizes)
     source_dims: List[int] = []
     if name in _SETS_SHAPE:
@@ -185,9 +189,11 @@ def _run_time_dims(result: Any, sizes: RealSizes) -> List[int]:
 
 def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
     """Mark each result with dynamic dims (other than the results `_twin_op` marks) to get its real sizes set
-    again. XLA's dynamic padder tracks a padded value's real size through the ops, but loses it where the
-    simplifier folds the value to a constant (``a >= a`` on integers): a concatenation of that value would
-    put the next operand after the padding. Setting the sizes after every op keeps them whatever folds."""
+    again, unless only `_NO_SIZES_NEEDED` ops use it. XLA's dynamic padder tracks a padded value's real size through
+    the ops, but loses it where the simplifier folds the value to a constant (``a >= a`` on integers): a
+    concatenation of that value would put the next operand after the padding. Setting the sizes on every value
+    that reaches another kind of op (or the return) keeps them whatever folds; an elementwise op neither reads
+    across its padding nor moves it, and a dim read gets its twin's size, so the values they use need none."""
     if (
         name in op_facts.SHAPE_OPERANDS and name != "stablehlo.dynamic_gather"
     ) or name == "stablehlo.optimization_barrier":
@@ -198,6 +204,8 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
         dyn = _run_time_dims(result, sizes)
         if not dyn or not sizes.known(result, dyn):
             continue
+        if _sizes_unneeded(result, twin):
+            continue
         value = twin.get(result, result)  # (a result computed from dim values: its run-time twin carries it)
         marker = stablehlo.OptimizationBarrierOp([value] + [sizes.i32(result, d) for d in dyn])
         marker.attributes[SIZES] = ir.DenseI64ArrayAttr.get(dyn)
@@ -205,6 +213,11 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
         sizes.alias(marker.results[0], result)
         if result in twin:
             twin[result] = marker.results[0]
+
+
+def _sizes_unneeded(result: Any, twin: Dict[Any, Any]) -> bool:
+    """Whether only `_NO_SIZES_NEEDED` ops use `result` (and it holds data, not dim values)."""
+    return result not in twin and all(op_name(use.owner) in _NO_SIZES_NEEDED for use in result.uses)
 
 
 def _check_reshape_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes, checks: List[Any]) -> None:
