@@ -40,7 +40,7 @@ def test_resident_memory_is_flat_and_big_tensors_return_their_memory():
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["eager_growth_mb"] < 8, report
     assert report["new_shapes_plateau_growth_mb"] < 8, report  # shapes 200 -> 400, the cache turned over
-    assert report["range_sweep_growth_mb"] < 4, report
+    assert report["range_sweep_growth_mb"] < 2, report  # (per sweep of 64 calls: a leak of 30 KB a call fails)
     assert report["calls_growth_mb"] < 8, report
     for what in ("big_tensor", "big_result"):
         assert report[f"{what}_held_mb"] > 150, report  # the measurement sees a 200 MB tensor...
