@@ -189,11 +189,13 @@ def _run_time_dims(result: Any, sizes: RealSizes) -> List[int]:
 
 def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> None:
     """Mark each result with dynamic dims (other than the results `_twin_op` marks) to get its real sizes set
-    again, unless only `_NO_SIZES_NEEDED` ops use it. XLA's dynamic padder tracks a padded value's real size through
-    the ops, but loses it where the simplifier folds the value to a constant (``a >= a`` on integers): a
-    concatenation of that value would put the next operand after the padding. Setting the sizes on every value
-    that reaches another kind of op (or the return) keeps them whatever folds; an elementwise op neither reads
-    across its padding nor moves it, and a dim read gets its twin's size, so the values they use need none."""
+    again, unless `op` is elementwise and only `_NO_SIZES_NEEDED` ops use it. XLA's dynamic padder tracks a padded
+    value's real size through the ops, but loses it where the simplifier folds the value to a constant (``a >= a``
+    on integers): a concatenation of that value would put the next operand after the padding. Setting the sizes on
+    every value that reaches another kind of op (or the return) keeps them whatever folds; an elementwise op
+    neither reads across its padding nor moves it, and a dim read gets its twin's size, so the values passed
+    between them need none. The results of other ops keep theirs: XLA's own sizes for a window's result are wrong
+    (``avgpool`` with ``count_include_pad=False`` over a padded height read the wrong rows without them)."""
     if (
         name in op_facts.SHAPE_OPERANDS and name != "stablehlo.dynamic_gather"
     ) or name == "stablehlo.optimization_barrier":
@@ -204,7 +206,7 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
         dyn = _run_time_dims(result, sizes)
         if not dyn or not sizes.known(result, dyn):
             continue
-        if _sizes_unneeded(result, twin):
+        if name in op_facts.ELEMENTWISE and _sizes_unneeded(result, twin):
             continue
         value = twin.get(result, result)  # (a result computed from dim values: its run-time twin carries it)
         marker = stablehlo.OptimizationBarrierOp([value] + [sizes.i32(result, d) for d in dyn])
