@@ -195,7 +195,9 @@ def _mark_sizes(op: Any, name: str, twin: Dict[Any, Any], sizes: RealSizes) -> N
     every value that reaches another kind of op (or the return) keeps them whatever folds; an elementwise op
     neither reads across its padding nor moves it, and a dim read gets its twin's size, so the values passed
     between them need none. The results of other ops keep theirs: XLA's own sizes for a window's result are wrong
-    (``avgpool`` with ``count_include_pad=False`` over a padded height read the wrong rows without them)."""
+    (``avgpool`` with ``count_include_pad=False`` over a padded height read the wrong rows without them). The one
+    exception is `_twin_op`'s: a ``dynamic_broadcast_in_dim`` that only elementwise ops use gets no sizes at all
+    (XLA sees its padded shape as static, and the op that uses it takes its sizes from its other operands)."""
     if (
         name in op_facts.SHAPE_OPERANDS and name != "stablehlo.dynamic_gather"
     ) or name == "stablehlo.optimization_barrier":
