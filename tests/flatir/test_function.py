@@ -6,7 +6,9 @@ import pytest
 from tripy_flatir import FlatIRFunction, FlatIRTensor, TripyException, device, float32, int32
 from tripy_flatir.ops.add import AddOp
 from tripy_flatir.ops.broadcast import BroadcastOp
+from tripy_flatir.ops.concatenate import ConcatenateOp
 from tripy_flatir.ops.constant import ConstantOp
+from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
 from tripy_flatir.ops.reshape import ReshapeOp
 from tripy_flatir.ops.tanh import TanhOp
 
@@ -50,6 +52,42 @@ def test_integrate_subgraph_remaps_io():
     assert ops[0].inputs[0] is real_in and ops[1].outputs[0] is real_out and real_out.producer is ops[1]
     fn.outputs = [real_out]
     assert "stablehlo.reshape" in str(fn.to_mlir())
+
+
+def _size_and_shape(fn, x, out, value):
+    """Inline a subgraph computing [dim 0 of x, value] (the shape vector a dynamic op's lowering builds) into
+    `out`, through a 1-element size and a constant; the inlined ops."""
+    sub_x, sub_out = x.like(), out.like()
+    size = FlatIRTensor.build((), int32, CPU)
+    GetDimensionSizeOp.build([sub_x], [size], dim=0)
+    size1 = FlatIRTensor.build((1,), int32, CPU)
+    ReshapeOp.build([size], [size1])
+    const = FlatIRTensor.build((1,), int32, CPU)
+    ConstantOp.build([], [const], data=np.array([value], np.int32))
+    ConcatenateOp.build([size1, const], [sub_out], dim=0)
+    return fn.integrate_subgraph([x], [out], [sub_x], [sub_out])
+
+
+def test_small_results_are_computed_once_per_function():
+    # Lowering a dynamic program builds the same sizes and constants for every op that needs them: a function
+    # keeps one op per small result (kind, attributes, operands), and later ops read it.
+    fn = FlatIRFunction()
+    x = fn.add_input(FlatIRTensor("x", (-1, 3), int32, CPU))
+    first, second, other = (FlatIRTensor(n, (2,), int32, CPU) for n in ("first", "second", "other"))
+    assert sorted(type(o).__name__ for o in _size_and_shape(fn, x, first, 3)) == [
+        "ConcatenateOp",
+        "ConstantOp",
+        "GetDimensionSizeOp",
+        "ReshapeOp",
+    ]
+    again = _size_and_shape(fn, x, second, 3)
+    assert [type(o).__name__ for o in again] == ["ConcatenateOp"]  # (its own result: the subgraph's output)
+    assert again[0].inputs == first.producer.inputs
+    ops = _size_and_shape(fn, x, other, 4)  # another constant: its own op
+    assert sorted(type(o).__name__ for o in ops) == ["ConcatenateOp", "ConstantOp"]
+    fn.outputs = [first, second, other]
+    text = str(fn.to_mlir())
+    assert text.count("stablehlo.get_dimension_size") == 1 and text.count("stablehlo.constant") == 2
 
 
 def test_unbound_output_is_reported():

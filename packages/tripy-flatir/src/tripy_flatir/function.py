@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyException, format_report
@@ -13,6 +15,9 @@ from tripy_flatir.mlir_utils import context
 if TYPE_CHECKING:
     from tripy_flatir.ops.base import BaseFlatIROp
 
+# Results of at most this many elements (rank 0 or 1) are computed once per function (``FlatIRFunction._shared``).
+SMALL_RESULT = 16
+
 
 class FlatIRFunction:
     def __init__(self, name: str = "main") -> None:
@@ -21,6 +26,7 @@ class FlatIRFunction:
         self.outputs: List[FlatIRTensor] = []
         self.ops: List["BaseFlatIROp"] = []
         self._defined: set[int] = set()  # ids of tensors already available (inputs, op outputs)
+        self._small: Dict[tuple, "BaseFlatIROp"] = {}  # small results by what computes them (see `_shared`)
 
     # ---- building -------------------------------------------------------------------------------
     def add_input(self, tensor: FlatIRTensor) -> FlatIRTensor:
@@ -75,14 +81,41 @@ class FlatIRFunction:
                     if id(inp.producer) not in seen:
                         stack.append((inp.producer, False))
 
+        kept = []
         for op in ordered:
             op.inputs = [remap.get(id(t), t) for t in op.inputs]
+            same = self._shared(op)
+            if same is not None and not any(id(o) in remap for o in op.outputs):
+                remap.update((id(o), s) for o, s in zip(op.outputs, same.outputs))
+                continue
             op.outputs = [remap.get(id(t), t) for t in op.outputs]
             for o in op.outputs:
                 o.producer = op
                 self._defined.add(id(o))
-        self.ops.extend(ordered)
-        return ordered
+            kept.append(op)
+        self.ops.extend(kept)
+        return kept
+
+    def _shared(self, op: "BaseFlatIROp") -> Optional["BaseFlatIROp"]:
+        """An earlier op that computes what `op` does (same kind, attributes and operands), if `op`'s results are
+        small (shape arithmetic: sizes, shape vectors, their constants); else `op` is remembered as the one that
+        computes them. A dynamic program's lowering builds the same sizes and constants again for each op that
+        needs them (GPT-2 over a range of lengths: 2900 of 7000 ops), and every later stage would carry them."""
+        if not all(o.rank <= 1 and 0 <= math.prod(o.shape) <= SMALL_RESULT for o in op.outputs):
+            return None
+        try:
+            key = (
+                type(op),
+                tuple(map(id, op.inputs)),
+                tuple((o.shape, o.dtype, o.device) for o in op.outputs),
+                tuple((k, _hashable(v)) for k, v in op.attribute_items()),
+            )
+            same = self._small.get(key)
+        except TypeError:  # (an attribute with no value equality)
+            return None
+        if same is None:
+            self._small[key] = op
+        return same
 
     # ---- text -----------------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -188,3 +221,14 @@ class FlatIRFunction:
         located = [loc for loc in (parse(str(d.location)) for d in diagnostics) if loc is not None]
         messages = [f"({describe(d.location)}) {d.message}" for d in diagnostics]
         return self.error_report(located[0].tensor if located else None, f"{headline}:\n    " + "\n    ".join(messages))
+
+
+def _hashable(value: Any) -> Any:
+    """An op attribute as a dict key: arrays by their type, shape and bytes, lists and dicts as tuples."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(map(_hashable, value))
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return value
