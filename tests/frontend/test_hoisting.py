@@ -8,6 +8,7 @@ import pytest
 
 import tripy as tp
 from tripy_backend import _xla
+from tripy_frontend import eager
 from tripy_frontend.compiler.hoisting import constant_frontier
 
 RNG = np.random.default_rng(0)
@@ -77,6 +78,26 @@ def test_forcing_the_classic_runtime_hoists_the_transposed_weight_of_a_one_row_p
 
     tp.compile(f, args=[tp.InputInfo((1, 1024), tp.float32)])
     assert seen["frontier"] == [(1024, 1024)]
+
+
+def test_an_error_evaluating_baked_in_data_is_raised_by_tp_compile(monkeypatch):
+    # (tp.compile evaluates the transposed weight on a worker thread while it lowers the program: an error there
+    # reaches the caller, and the next compile works)
+    w = tp.Tensor(RNG.standard_normal((72, 136)).astype(np.float32))  # (a shape no other test evaluates)
+
+    def f(x):
+        return x @ tp.transpose(w, 0, 1)
+
+    def fail(*args, **kwargs):
+        raise tp.TripyException("the evaluation failed")
+
+    monkeypatch.setattr(eager, "_compile", fail)
+    with pytest.raises(tp.TripyException, match="the evaluation failed"):
+        tp.compile(f, args=[tp.InputInfo((3, 136), tp.float32)])
+    monkeypatch.undo()
+    exe = tp.compile(f, args=[tp.InputInfo((3, 136), tp.float32)])
+    x = RNG.standard_normal((3, 136)).astype(np.float32)
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ np.from_dlpack(w).T, rtol=1e-5, atol=1e-4)
 
 
 def test_small_constants_stay_in_the_program():

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Hashable, Iterator, List, NoReturn, Optional, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile, plan
@@ -18,7 +20,7 @@ from tripy_flatir.logging import logger
 from tripy_flatir import stack_info
 from tripy_trace.ops.constant import Scalar
 from tripy_trace.ops.sharded_storage import ShardedStorage
-from tripy_trace.ops.storage import Storage, store_results
+from tripy_trace.ops.storage import DeferredStorage, Storage, store_results
 from tripy_trace.pipeline import lower
 from tripy_trace.trace import Trace, signature
 
@@ -93,7 +95,7 @@ def evaluate(tensors: Sequence[Any]) -> None:
     program = PROGRAM_CACHE.get(key)
     verbosity = logger.verbosity
     if program is None or not verbosity.isdisjoint(_IR_TOPICS):
-        program = _compile(outputs, inputs, key, program)
+        program = _compile(_checked_trace(outputs, inputs), key, program)
     elif "cache" in verbosity:  # (what logger.log checks first: no call when the topic is off)
         logger.log("program cache hit", "cache")
     try:
@@ -103,14 +105,70 @@ def evaluate(tensors: Sequence[Any]) -> None:
     store_results(outputs, program(buffers))
 
 
-def _compile(outputs: List[Any], inputs: List[Any], key: Any, cached: Any) -> Any:
-    """A cache miss (or IR logging): trace, lower and compile, and cache the program under `key`."""
-    trace = Trace(outputs, inputs)  # (the program's arguments in the order signature() gives them)
+def evaluate_in_background(tensors: Sequence[Any]) -> None:
+    """`evaluate`, on a worker thread: each of `tensors` becomes stored data at once, whose buffer is waited for
+    where it is first read (a ``DeferredStorage``; an error of the evaluation is raised there). The caller goes
+    on meanwhile: ``tp.compile`` lowers its program while its baked-in data is evaluated (the evaluation's
+    compile and run let go of the GIL)."""
+    outputs = [t.trace_tensor for t in tensors]
+    key, inputs = signature(outputs)
+    device = outputs[0].device
+    key = (key, device.kind, device.index)
+    trace = _checked_trace(outputs, inputs)  # (before the outputs' producers change below)
+    buffers: List[Any] = list(map(_data_of, inputs))
+    cached = PROGRAM_CACHE.get(key)
+
+    def run() -> List[Any]:
+        with logger.background():
+            program = _compile(trace, key, cached) if cached is None else cached
+            return program(buffers)  # type: ignore[no-any-return]
+
+    future = _worker().submit(run)
+    for i, t in enumerate(outputs):
+        t.producer = DeferredStorage(t, _Pending(future, i), t.shape, t.dtype, t.device)
+
+
+class _Pending:
+    """A result of `evaluate_in_background` (the ``deferred`` of its ``DeferredStorage``)."""
+
+    __slots__ = ("future", "index")
+
+    def __init__(self, future: "Future[List[Any]]", index: int) -> None:
+        self.future = future
+        self.index = index
+
+    def materialize(self) -> Any:
+        return self.future.result()[self.index]
+
+    def to_numpy(self) -> None:
+        return None  # (read as a buffer: ``materialize``)
+
+
+_WORKER: List[ThreadPoolExecutor] = []  # (made on first use; one thread keeps one MLIR context)
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    with _WORKER_LOCK:
+        if not _WORKER:
+            _WORKER.append(ThreadPoolExecutor(1, thread_name_prefix="tripy-evaluate"))
+        return _WORKER[0]
+
+
+def _checked_trace(outputs: List[Any], inputs: List[Any]) -> Trace:
+    """The trace of an eager program (its arguments in the order ``signature`` gives them); an error where it
+    reads a runtime input of ``tp.compile`` or sharded data."""
+    trace = Trace(outputs, inputs)
     for t in trace.inputs:
         if not isinstance(t.producer, (Storage, Scalar)):  # a runtime input of tp.compile: no value while tracing
             _cannot_evaluate_traced(t)
         if isinstance(t.producer, ShardedStorage):
             _cannot_evaluate_sharded(t)
+    return trace
+
+
+def _compile(trace: Trace, key: Any, cached: Any) -> Any:
+    """A cache miss (or IR logging): lower and compile `trace`, and cache the program under `key`."""
     if cached is not None:
         lower(trace)  # show the IR even when the compiled program is reused
         logger.log("program cache hit", "cache")

@@ -126,8 +126,8 @@ def compile(
                 "tripy.compile: no argument is a tp.InputInfo, so the executable takes no inputs.\n" + "\n".join(hints),
                 where,
             )
-        with progress.step("evaluating what depends on baked-in data only"):
-            hoist_constants([o.trace_tensor for o in outputs])
+        with progress.step("evaluating what depends on baked-in data only"):  # (finished after lowering)
+            hoisted = hoist_constants([o.trace_tensor for o in outputs])
         trace, device = _trace_of(outputs, inputs.placeholders, fname, where)
         stored = [t.producer for t in trace.inputs[len(inputs.placeholders) :]]
         constraints = [op for op in topological_order(trace.outputs) if isinstance(op, ShardingConstraint)]
@@ -136,6 +136,7 @@ def compile(
             _, module = lower(trace)
             if layouts is not None:  # one program for the whole mesh (XLA's SPMD partitioner splits it)
                 annotate(module, layouts, spmd.num_devices(layouts))
+        hoisted()
         constants = [op.data for op in stored]  # type: ignore[union-attr]
         out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
         with progress.step("compiling"):

@@ -3,9 +3,9 @@
 A compiled function often transforms its weights before using them: ``tp.Linear`` multiplies by the
 transposed weight, a quantized layer dequantizes it. Those ops depend on stored data only, so their
 results are the same on every call. tp.compile evaluates each such result that the rest of the program
-reads (eagerly, through the normal pipeline) and passes it to the executable as a bound argument. XLA
-then reads, say, an ``[in, out]`` matrix as stored instead of transposing a weight at every call (what that
-saves: "Work on weights is done once" in the Performance guide).
+reads (eagerly, through the normal pipeline, on a worker thread while it lowers the program) and passes it to
+the executable as a bound argument. XLA then reads, say, an ``[in, out]`` matrix as stored instead of
+transposing a weight at every call (what that saves: "Work on weights is done once" in the Performance guide).
 
 Only results that are no larger than the stored data they come from are hoisted: a constant that is
 cheap to make inside the program (``tp.ones((1024, 1024))``, a broadcast of a bias) stays there, where
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from tripy_flatir.logging import logger
 from tripy_backend import plan
@@ -39,14 +39,14 @@ from tripy_trace.ops.sharded_storage import ShardedStorage
 from tripy_trace.ops.storage import Storage, store_results
 from tripy_trace.tensor import TraceTensor
 from tripy_trace.trace import signature, topological_order
-from tripy_frontend.eager import evaluate
+from tripy_frontend.eager import evaluate_in_background
 
 # Stored data smaller than this (elements) is not worth an argument of its own: scalars, shape values.
 MIN_ELEMENTS = 4096
 
 
 class _Evaluable:
-    """What ``eager.evaluate`` takes: something with a ``trace_tensor``."""
+    """What ``eager.evaluate_in_background`` takes: something with a ``trace_tensor``."""
 
     __slots__ = ("trace_tensor",)
 
@@ -60,9 +60,11 @@ class _Evaluable:
 _DONE: Dict[tuple, Tuple[Tuple["weakref.ref[Any]", ...], "weakref.ref[Any]"]] = {}
 
 
-def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
+def hoist_constants(outputs: Sequence[TraceTensor]) -> Callable[[], None]:
     """Evaluate the parts of the graph behind `outputs` that depend on stored data only and that the rest
-    of it reads (see the module docstring); each becomes stored data in place."""
+    of it reads (see the module docstring); each becomes stored data in place at once, computed on a worker
+    thread (``eager.evaluate_in_background``) while ``tp.compile`` lowers the program. Returns `finish`, which
+    waits for the evaluation (raising its error, if any) and logs what was hoisted."""
     hoisted = constant_frontier(outputs)
     todo = []
     for t in hoisted:
@@ -76,20 +78,25 @@ def hoist_constants(outputs: Sequence[TraceTensor]) -> None:
         else:
             todo.append((t, done_key, buffers))
     if todo:
-        evaluate([_Evaluable(t) for t, _, _ in todo])
+        evaluate_in_background([_Evaluable(t) for t, _, _ in todo])
+
+    def finish() -> None:
         for t, done_key, buffers in todo:
-            _DONE[done_key] = (tuple(weakref.ref(b) for b in buffers), weakref.ref(t.producer.data))  # type: ignore[union-attr]
+            result = t.producer.data  # type: ignore[union-attr]  # (waits for the evaluation)
+            _DONE[done_key] = (tuple(weakref.ref(b) for b in buffers), weakref.ref(result))
         for k in [k for k, (sources, result) in _DONE.items() if result() is None or any(r() is None for r in sources)]:
             del _DONE[k]
-    if hoisted:
-        logger.log(
-            lambda: (
-                f"[compile] evaluated {len(todo)} results of baked-in data once, reused "
-                f"{len(hoisted) - len(todo)} ({sum(_elements(t) for t in hoisted)} elements), passed as "
-                "arguments"
-            ),
-            "compile",
-        )
+        if hoisted:
+            logger.log(
+                lambda: (
+                    f"[compile] evaluated {len(todo)} results of baked-in data once, reused "
+                    f"{len(hoisted) - len(todo)} ({sum(_elements(t) for t in hoisted)} elements), passed as "
+                    "arguments"
+                ),
+                "compile",
+            )
+
+    return finish
 
 
 def constant_frontier(outputs: Sequence[TraceTensor]) -> List[TraceTensor]:
