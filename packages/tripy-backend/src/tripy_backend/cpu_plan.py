@@ -13,8 +13,9 @@ the same numbers, so the two never disagree.
   the classic runtime and 0-2 (eager evaluation's level) on the thunk one; YNNPACK for every convolution where XLA
   has it (jaxlib 0.10).
 * **Weights** (``keeps_transposed_weight``, ``widens_weight_in_loop``): ``x @ W^T`` reads the ``[out, in]`` weight
-  as stored where that is as fast (products of ``MANY_ROWS`` rows or more; one-row products on the thunk runtime of
-  a jaxlib whose products read it as stored), else ``tp.compile`` evaluates an ``[in, out]`` copy once.
+  as stored where that is as fast (products of ``MANY_ROWS`` rows or more on the classic runtime, of
+  ``THUNK_MANY_ROWS`` on the thunk one; one-row products on the thunk runtime of a jaxlib whose products read it as
+  stored), else ``tp.compile`` evaluates an ``[in, out]`` copy once.
 
 Why each rule and threshold, with the measurements: docs/guides/performance.rst, "XLA:CPU options".
 """
@@ -40,8 +41,11 @@ CONVOLUTION_KERNEL_ELEMENTS = 1 << 18
 # Matrix elements of a matrix-vector product before its vector is worth isolating.
 ISOLATE_ELEMENTS = 1 << 16
 
-# Rows of a matrix product from which its transposed weight stays in the program (see the module docstring).
+# Rows of a matrix product from which its transposed weight stays in the program (see the module docstring): on the
+# classic runtime, oneDNN's products fold the transpose in from MANY_ROWS; on the thunk runtime, XLA's read the
+# [out, in] weight as fast as an [in, out] copy from THUNK_MANY_ROWS (faster: 0.62-0.88x the time at 32 rows).
 MANY_ROWS = 64
+THUNK_MANY_ROWS = 32
 
 # The thunk runtime's option that sends every convolution to YNNPACK (see the module docstring).
 YNN_CONVOLUTIONS = ("xla_cpu_experimental_ynn_fusion_type", "LIBRARY_FUSION_TYPE_INDIVIDUAL_CONVOLUTION")
@@ -96,7 +100,9 @@ def keeps_transposed_weight(rows: int, weight_elements: int, program_runtime: st
     docstring)."""
     if weight_elements < ISOLATE_ELEMENTS:
         return False
-    return (rows == 1 and program_runtime == "thunk" and _xla.matrix_vector_reads_stored_weight()) or rows >= MANY_ROWS
+    if program_runtime == "thunk":
+        return (rows == 1 and _xla.matrix_vector_reads_stored_weight()) or rows >= THUNK_MANY_ROWS
+    return rows >= MANY_ROWS
 
 
 def widens_weight_in_loop(rows: int, weight_elements: int, program_runtime: str) -> bool:
