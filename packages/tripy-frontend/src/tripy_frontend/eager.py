@@ -11,7 +11,7 @@ import operator
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Hashable, Iterator, List, NoReturn, Optional, Sequence
+from typing import Any, Dict, Hashable, Iterator, List, NoReturn, Optional, Sequence
 
 from tripy_backend import ProgramCache, compile as backend_compile, plan
 from tripy_backend.devices import compiler_name
@@ -144,15 +144,18 @@ class _Pending:
         return None  # (read as a buffer: ``materialize``)
 
 
-_WORKER: List[ThreadPoolExecutor] = []  # (made on first use; one thread keeps one MLIR context)
+_WORKER: Dict[int, ThreadPoolExecutor] = {}  # process id -> the worker (one thread keeps one MLIR context)
 _WORKER_LOCK = threading.Lock()
 
 
 def _worker() -> ThreadPoolExecutor:
+    """This process's worker thread (a forked child gets its own: the parent's thread does not run in it)."""
     with _WORKER_LOCK:
-        if not _WORKER:
-            _WORKER.append(ThreadPoolExecutor(1, thread_name_prefix="tripy-evaluate"))
-        return _WORKER[0]
+        pid = os.getpid()
+        if pid not in _WORKER:
+            _WORKER.clear()
+            _WORKER[pid] = ThreadPoolExecutor(1, thread_name_prefix="tripy-evaluate")
+        return _WORKER[pid]
 
 
 def _checked_trace(outputs: List[Any], inputs: List[Any]) -> Trace:
