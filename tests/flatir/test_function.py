@@ -120,3 +120,19 @@ def test_dynamic_dims_lower_to_question_marks():
     fn.integrate_subgraph([x], [y], [x], [y])
     fn.outputs = [y]
     assert "tensor<?x3xi32>" in str(fn.to_mlir())
+
+
+def test_ops_that_differ_only_in_an_attribute_the_text_form_hides_stay_apart():
+    # (sharing reads every attribute, not only the ones str() shows)
+    class QuietConstantOp(ConstantOp):
+        str_skip_fields = ("data",)
+
+    fn = FlatIRFunction()
+    one, two = FlatIRTensor("one", (1,), int32, CPU), FlatIRTensor("two", (1,), int32, CPU)
+    for out, value in ((one, 1), (two, 2)):
+        sub = out.like()
+        inner = FlatIRTensor.build((1,), int32, CPU)
+        QuietConstantOp.build([], [inner], data=np.array([value], np.int32))
+        ReshapeOp.build([inner], [sub])
+        fn.integrate_subgraph([], [out], [], [sub])
+    assert [op.inputs[0].producer.data.tolist() for op in (one.producer, two.producer)] == [[1], [2]]

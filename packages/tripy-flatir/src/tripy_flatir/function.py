@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 import numpy as np
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyException, format_report
 from tripy_flatir.locations import describe, op_location, parse
@@ -108,7 +108,7 @@ class FlatIRFunction:
                 type(op),
                 tuple(map(id, op.inputs)),
                 tuple((o.shape, o.dtype, o.device) for o in op.outputs),
-                tuple((k, _hashable(v)) for k, v in op.attribute_items()),
+                tuple((k, _hashable(v)) for k, v in op.attributes()),
             )
             same = self._small.get(key)
         except TypeError:  # (an attribute with no value equality)

@@ -8,7 +8,7 @@ returns its result values.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, List, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple
 
 from tripy_flatir.tensor import FlatIRTensor
 
@@ -52,12 +52,18 @@ class BaseFlatIROp:
     def result_type(self, index: int = 0) -> Any:
         return self.outputs[index].mlir_type()
 
+    def attributes(self) -> list[tuple[str, Any]]:
+        """Every attribute (each field but the inputs and outputs) with its value: what, with the operands, the op
+        computes from."""
+        names = _ATTRIBUTE_NAMES.get(type(self))
+        if names is None:
+            names = tuple(f.name for f in dataclasses.fields(self) if f.name not in ("inputs", "outputs"))
+            _ATTRIBUTE_NAMES[type(self)] = names
+        return [(name, getattr(self, name)) for name in names]
+
     def attribute_items(self) -> list[tuple[str, Any]]:
-        return [
-            (f.name, getattr(self, f.name))
-            for f in dataclasses.fields(self)
-            if f.name not in ("inputs", "outputs") and f.name not in self.str_skip_fields
-        ]
+        """The attributes shown in the text form (all but `str_skip_fields`)."""
+        return [(k, v) for k, v in self.attributes() if k not in self.str_skip_fields]
 
     def __str__(self) -> str:
         outs = ", ".join(str(o) for o in self.outputs)
@@ -65,6 +71,9 @@ class BaseFlatIROp:
         return f"{outs} = {type(self).__name__}({', '.join(args)})"
 
     __repr__ = __str__
+
+
+_ATTRIBUTE_NAMES: Dict[type, Tuple[str, ...]] = {}  # op class -> its attribute fields (see `attributes`)
 
 
 def _attr_str(value: Any) -> str:
