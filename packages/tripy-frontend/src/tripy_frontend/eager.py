@@ -120,7 +120,7 @@ def evaluate_in_background(tensors: Sequence[Any]) -> None:
 
     def run() -> List[Any]:
         with logger.background():
-            program = _compile(trace, key, cached) if cached is None else cached
+            program = cached if cached is not None else _compile(trace, key, None)
             return program(buffers)  # type: ignore[no-any-return]
 
     future = _worker().submit(run)
