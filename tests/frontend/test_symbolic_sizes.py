@@ -7,6 +7,7 @@ import numpy as np
 
 import tripy as tp
 from tripy_flatir.tensor import DYNAMIC
+from tripy_trace.trace import Trace
 
 
 def _compiled_shapes(func, shape):
@@ -62,3 +63,27 @@ def test_shape_arithmetic_that_cancels_gives_a_static_size():
     assert shape == (DYNAMIC, DYNAMIC, 3)
     x = np.random.rand(2, 4).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(exe(tp.Tensor(x))), np.repeat(x[:, :, None], 3, 2))
+
+
+def test_a_size_is_read_once_and_a_shape_built_once_however_many_ops_need_them():
+    table = np.random.rand(10, 4).astype(np.float32)
+
+    def layers(idx):  # [b, s] -> [b, s, 4]
+        x = tp.gather(tp.Tensor(table), 0, idx)  # (a lookup: its dims are the index's)
+        for _ in range(3):
+            b, s, c = x.shape
+            x = tp.reshape(tp.tanh(tp.reshape(x, (b * s, c))), (b, s, c))[:, :, :]
+        return x
+
+    built = []
+
+    def traced(idx):
+        out = layers(idx)
+        built.extend(type(op).__name__ for op in Trace([out.trace_tensor]).ops)
+        return out
+
+    exe = tp.compile(traced, args=[tp.InputInfo(((1, 2, 3), (1, 4, 8)), tp.int32)])
+    # (b and s read once each; the shapes [b * s, 4] and [b, s, 4] built once each, for all three layers)
+    assert built.count("DimSize") == 2 and built.count("Concatenate") == 2
+    idx = np.random.randint(0, 10, (3, 5)).astype(np.int32)
+    np.testing.assert_allclose(np.asarray(exe(tp.Tensor(idx))), np.tanh(np.tanh(np.tanh(table[idx]))), 1e-6)

@@ -11,7 +11,9 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_trace import symbolic
 from tripy_flatir.ops.tanh import TanhOp
 from tripy_trace.ops.binary_elementwise import BinaryElementwise, Kind as BinaryKind
+from tripy_trace.ops.gather import Gather
 from tripy_trace.ops.placeholder import Placeholder
+from tripy_trace.ops.slice import Slice
 from tripy_trace.ops.unary_elementwise import UnaryElementwise
 from tripy_trace.trace import Trace
 
@@ -56,8 +58,8 @@ def test_a_broadcast_of_different_sizes_is_a_new_size():
     assert new not in (a, b)
 
 
-def _input(shape):
-    return Placeholder.build([], None, shape=shape, dtype=dtypes.float32, device=CPU).outputs[0]
+def _input(shape, dtype=dtypes.float32):
+    return Placeholder.build([], None, shape=shape, dtype=dtype, device=CPU).outputs[0]
 
 
 def test_every_dynamic_dim_of_an_input_is_a_size_of_its_own():
@@ -82,3 +84,16 @@ def test_operands_of_sizes_the_trace_cannot_equate_are_broadcast_to_the_run_time
     x, y = _input((DYNAMIC, 4)), _input((DYNAMIC, 4))
     ops = _lowered_ops(x, y)  # (either may be 1 at run time: the sum is [max, 4])
     assert ops.count("DynamicBroadcastOp") == 2 and "SelectOp" in ops
+
+
+def test_a_lookup_has_its_index_sizes_and_a_slice_keeps_the_dims_it_takes_whole():
+    table, index = _input((DYNAMIC, 4)), _input((2, DYNAMIC), dtypes.int32)
+    rows, tokens = symbolic.dims(table)[0], symbolic.dims(index)[1]
+    looked_up = Gather.build([table, index], None, dim=0).outputs[0]  # [2, tokens, 4]
+    assert symbolic.dims(looked_up) == (2, tokens, 4)
+    whole = ((None, None, 1), (None, None, 1), (1, 3, 1))
+    sliced = Slice.build([looked_up], None, index=whole, squeeze=(), new_axes=(0,)).outputs[0]
+    assert symbolic.dims(sliced) == (1, 2, tokens, 2)
+    part = ((1, None, 1), (None, None, 1))  # (from row 1 on: rows - 1, or 0 for an empty table)
+    (rest, four) = symbolic.dims(Slice.build([table], None, index=part, squeeze=(), new_axes=()).outputs[0])
+    assert four == 4 and isinstance(rest, symbolic.Expr) and rest != rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import operator
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
@@ -460,10 +461,10 @@ class DimensionSize(_SizeBase):
 
 def static_value(t: Any) -> Optional[int]:
     """The statically known value of a DimensionSize (None if only known at run time)."""
-    return _constant(_expression(t)) if isinstance(t, DimensionSize) else None
+    return _constant(size_expression(t)) if isinstance(t, DimensionSize) else None
 
 
-def _expression(d: DimensionSize) -> Any:
+def size_expression(d: DimensionSize) -> Any:
     """A size as an expression over the sizes only known at run time (``tripy_trace.symbolic``), or None."""
     if d._static is not None:
         return d._static
@@ -490,15 +491,28 @@ class TensorShape(tuple):
     __hash__ = tuple.__hash__
 
 
+# Run-time reads of a size, by the size's expression (``symbolic``): the first read of a size serves every later
+# one that has the same expression, so a traced program reads each run-time size once, not once per op that needs
+# it (GPT-2 over a range of lengths read its length 135 times). Weak: an entry goes with the trace that made it.
+_SIZE_READS: "weakref.WeakValueDictionary[Any, TraceTensor]" = weakref.WeakValueDictionary()
+
+
 def shape_of(t: Tensor) -> tuple:
     out = []
     for d, typed in enumerate(t.trace_tensor.shape):
-        # (a dim typed dynamic whose expression is a number is that number)
-        size = typed if typed >= 0 else _constant(symbolic.dims(t.trace_tensor)[d])
+        if typed >= 0:
+            out.append(DimensionSize(typed))
+            continue
+        expression = symbolic.dims(t.trace_tensor)[d]
+        size = _constant(expression)  # (a dim typed dynamic whose expression is a number is that number)
         if size is not None:
             out.append(DimensionSize(size))
-        else:
-            out.append(DimensionSize._dynamic(Tensor._from_op(DimSize, [t], dim=d)))
+            continue
+        read = _SIZE_READS.get(expression)
+        if read is None:
+            read = Tensor._from_op(DimSize, [t], dim=d).trace_tensor
+            _SIZE_READS[expression] = read
+        out.append(DimensionSize._dynamic(Tensor._from_trace_tensor(read)))
     return TensorShape(out)
 
 
@@ -513,7 +527,7 @@ def _arith(kind: Kind, fold: Callable[[int, int], Any], reflected: bool = False)
             result = fold(a._static, b._static)
             return DimensionSize(result) if not isinstance(result, bool) else result
         if kind in SIZE_ARITHMETIC:  # (shape arithmetic whose result does not vary is a static size)
-            ea, eb = _expression(a), _expression(b)
+            ea, eb = size_expression(a), size_expression(b)
             static = None if ea is None or eb is None else _constant(SIZE_ARITHMETIC[kind](ea, eb))
             if static is not None:
                 return DimensionSize(static)

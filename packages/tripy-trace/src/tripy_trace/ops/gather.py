@@ -5,7 +5,7 @@ range are clamped into the dim (stablehlo.gather's behaviour)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import Any, List, Optional, Sequence
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.add import AddOp
@@ -37,6 +37,9 @@ class Gather(BaseTraceOp):
         if not 0 <= self.dim < x.rank:
             self.raise_error(f"tripy.gather: dim {self.dim} is out of range for a tensor of rank {x.rank}.")
         self.outputs[0].shape = x.shape[: self.dim] + index.shape + x.shape[self.dim + 1 :]
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        return dims[0][: self.dim] + dims[1] + dims[0][self.dim + 1 :]
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         take(inputs[0], inputs[1], self.dim, outputs[0])

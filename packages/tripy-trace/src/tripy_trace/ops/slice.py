@@ -10,14 +10,14 @@ formula (``normalize_slice``) that shape inference uses.
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from tripy_flatir import dtypes
 from tripy_flatir.ops.real_dynamic_slice import DynamicSliceOp
 from tripy_flatir.ops.reverse import ReverseOp
 from tripy_flatir.ops.slice import SliceOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
-from tripy_trace import lowering
+from tripy_trace import lowering, symbolic
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.shape_arith import INT_ARITH, Arith, Value
 
@@ -97,6 +97,17 @@ class Slice(BaseTraceOp):
         for pos in self.new_axes:
             shape.insert(pos, 1)
         self.outputs[0].shape = tuple(shape)
+
+    def sym_dims(self, index: int, dims: List[tuple], values: List[Optional[tuple]]) -> Optional[Sequence[Any]]:
+        """A dim taken whole (``x[:, 0]``'s first) keeps its size; other run-time lengths are sizes of their own."""
+        out: List[Any] = [
+            size if start is None and stop is None and step == 1 else symbolic.symbol()
+            for d, (size, (start, stop, step)) in enumerate(zip(dims[0], self.index))
+            if d not in self.squeeze
+        ]
+        for pos in self.new_axes:
+            out.insert(pos, 1)
+        return out
 
     def to_flat_ir(self, inputs: List[FlatIRTensor], outputs: List[FlatIRTensor]) -> None:
         x, out = inputs[0], outputs[0]
