@@ -491,10 +491,20 @@ class TensorShape(tuple):
     __hash__ = tuple.__hash__
 
 
-# Run-time reads of a size, by the size's expression (``symbolic``): the first read of a size serves every later
-# one that has the same expression, so a traced program reads each run-time size once, not once per op that needs
-# it (GPT-2 over a range of lengths read its length 135 times). Weak: an entry goes with the trace that made it.
-_SIZE_READS: "weakref.WeakValueDictionary[Any, TraceTensor]" = weakref.WeakValueDictionary()
+# Tensors of sizes by what they hold, as ``symbolic`` expressions (see `size_tensor`).
+_SIZE_TENSORS: "weakref.WeakValueDictionary[Any, TraceTensor]" = weakref.WeakValueDictionary()
+
+
+def size_tensor(key: Any, build: Callable[[], TraceTensor]) -> TraceTensor:
+    """The tensor an earlier op made for `key` (a size's expression, or a shape's tuple of expressions and ints),
+    else `build()`'s, kept for the ops after it. So a traced program reads each run-time size once and builds each
+    shape vector once, not once per op that needs them (GPT-2 over a range of lengths: 135 reads of its length, 98
+    shape vectors). Weak: an entry goes with the trace that made it (and symbols are never reused)."""
+    found = _SIZE_TENSORS.get(key)
+    if found is None:
+        found = build()
+        _SIZE_TENSORS[key] = found
+    return found
 
 
 def shape_of(t: Tensor) -> tuple:
@@ -508,10 +518,7 @@ def shape_of(t: Tensor) -> tuple:
         if size is not None:
             out.append(DimensionSize(size))
             continue
-        read = _SIZE_READS.get(expression)
-        if read is None:
-            read = Tensor._from_op(DimSize, [t], dim=d).trace_tensor
-            _SIZE_READS[expression] = read
+        read = size_tensor(expression, lambda: Tensor._from_op(DimSize, [t], dim=d).trace_tensor)
         out.append(DimensionSize._dynamic(Tensor._from_trace_tensor(read)))
     return TensorShape(out)
 

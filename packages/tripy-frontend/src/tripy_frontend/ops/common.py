@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -16,7 +15,7 @@ from tripy_flatir.tensor import DYNAMIC
 from tripy_trace.ops.concatenate import Concatenate
 from tripy_trace.ops.constant import Constant
 from tripy_trace.ops.reshape import Reshape
-from tripy_frontend.tensor import DimensionSize, Tensor, size_expression, static_value
+from tripy_frontend.tensor import DimensionSize, Tensor, size_expression, size_tensor, static_value
 
 NUMBER_TYPES = (bool, int, float, np.number, np.bool_)
 _new_tensor = object.__new__
@@ -121,11 +120,6 @@ def normalize_dims(dim: Any, rank: int, what: str) -> Tuple[int, ...]:
     return tuple(sorted(normalized))
 
 
-# Shape tensors by their sizes' expressions (``symbolic``), as the run-time size reads are (``tensor._SIZE_READS``):
-# the shape ``(B, T, n_head, T // n_head)`` of every layer is one tensor in the trace, not a tensor per layer.
-_SHAPES: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
-
-
 def shape_arg(shape: Any, what: str) -> Tuple[Tuple[int, ...], Optional[Tensor]]:
     """A user shape (ints and DimensionSizes) -> (static dims with -1 where dynamic, shape tensor or None)."""
 
@@ -151,14 +145,14 @@ def shape_arg(shape: Any, what: str) -> Tuple[Tuple[int, ...], Optional[Tensor]]
             )
     if DYNAMIC not in static:
         return tuple(static), None
+
+    def build() -> Any:
+        parts = [
+            Tensor._from_op(Reshape, [d if isinstance(d, Tensor) else constant(d, dtypes.int32)], shape=(1,))
+            for d in shape
+        ]
+        return Tensor._from_op(Concatenate, parts, dim=0).trace_tensor
+
     key = tuple(size_expression(d) if isinstance(d, DimensionSize) else int(d) for d in shape)
-    known = None not in key
-    if known and key in _SHAPES:
-        return tuple(static), Tensor._from_trace_tensor(_SHAPES[key])
-    parts = [
-        Tensor._from_op(Reshape, [d if isinstance(d, Tensor) else constant(d, dtypes.int32)], shape=(1,)) for d in shape
-    ]
-    out = Tensor._from_op(Concatenate, parts, dim=0)
-    if known:
-        _SHAPES[key] = out.trace_tensor
-    return tuple(static), out
+    # (the shape (B, T, n_head, T // n_head) of every layer: one tensor in the trace)
+    return tuple(static), Tensor._from_trace_tensor(size_tensor(key, build) if None not in key else build())
