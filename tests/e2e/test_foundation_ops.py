@@ -143,6 +143,37 @@ def test_cast(eager_or_compiled, src, dst):
     assert np.array_equal(got.astype(np.float32), expected.astype(np.float32))
 
 
+def _float8_edges():
+    """Every finite float8 (e4m3fn) value, each midpoint between neighbours (ties round to even), the float32s
+    just either side of each midpoint, and a spread of magnitudes from 1e-4 to 448, all as float32."""
+    import ml_dtypes
+
+    grid = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    grid = np.unique(grid[np.isfinite(grid)])
+    mid = (grid[1:] + grid[:-1]) / 2
+    spread = rand(500, low=-1, high=1) * np.float32(10) ** RNG.integers(-4, 3, 500).astype(np.float32)
+    values = np.concatenate([grid, mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf), spread])
+    return np.clip(values, -448, 448).astype(np.float32)
+
+
+@pytest.mark.parametrize("src", [tp.float32, tp.float16, tp.bfloat16])
+def test_cast_to_float8_rounds_once_to_the_nearest(eager_or_compiled, src):
+    # jaxlib 0.6.2's XLA converts float32 to float8 through float16, rounding twice (-42.01 -> -42 -> -40).
+    x = _float8_edges().astype(src.numpy_dtype)
+    out = eager_or_compiled(lambda t: tp.cast(t, tp.float8), tp.Tensor(x))
+    expected = x.astype(tp.float8.numpy_dtype)
+    assert out.dtype == tp.float8
+    assert np.array_equal(np.asarray(out).view(np.uint8), expected.view(np.uint8))
+
+
+def test_cast_to_float8_over_a_range_of_shapes():
+    x = RNG.choice(_float8_edges(), 240, replace=False).reshape(20, 12)
+    fn = tp.compile(lambda t: tp.cast(t, tp.float8), args=[tp.InputInfo(((1, 10, 20), 12), tp.float32)])
+    for rows in (1, 7, 20):
+        out = np.asarray(fn(tp.Tensor(x[:rows])))
+        assert np.array_equal(out.view(np.uint8), x[:rows].astype(tp.float8.numpy_dtype).view(np.uint8))
+
+
 @pytest.mark.parametrize("dst", [tp.float32, tp.float16, tp.bfloat16])
 def test_cast_from_bool_times_nan_and_inf_is_nan_where_false(eager_or_compiled, dst):
     # XLA rewrites convert(pred) * y to select(pred, y, 0); NumPy's 0.0 * nan and 0.0 * inf are nan.
