@@ -219,3 +219,21 @@ def test_the_tensors_an_eager_function_returns_are_evaluated_in_its_calls():
     assert [c.program.count("eager program") for c in prof.calls] == [2, 2]
     nothing = tp.profile(lambda x: x, x, calls=1)  # (nothing to evaluate: no program runs)
     assert nothing.calls[0].program == "no program ran" and nothing.total_us == 0
+
+
+def test_a_program_on_xla_thunk_runtime_is_profiled_by_line(monkeypatch):
+    """XLA's thunk runtime (convolution programs on jaxlib 0.6 run on it) tags no instruction with its run on
+    jaxlib 0.6, and wraps some in ``call`` instructions: the table takes the innermost instructions inside each run,
+    each once."""
+    monkeypatch.setenv("TRIPY_XLA_CPU_RUNTIME", "thunk")
+    conv = tp.Conv(16, 32, (3, 3), padding=((1, 1), (1, 1)))
+    conv.initialize_dummy_parameters()
+    line = inspect.currentframe().f_lineno + 1
+    forward = lambda x: tp.relu(conv(x)) * 2.0  # noqa: E731
+    exe = tp.compile(forward, args=[tp.InputInfo((4, 16, 32, 32), tp.float32)])
+    x = tp.Tensor(np.random.default_rng(1).standard_normal((4, 16, 32, 32)).astype(np.float32))
+    prof = tp.profile(exe, x, calls=5)
+    _per_op(prof)
+    assert 0 < prof.ops_us <= prof.total_us
+    top = prof.rows()[0]
+    assert top.where is not None and top.where.line == line and "ConvolutionOp" in top.tripy_ops and top.calls >= 5

@@ -159,20 +159,34 @@ def _add_ops(
 ) -> None:
     """Add to `call` the instructions of one `run` of `program`: the events tagged with the run's ``run_id``,
     found within it (same thread, inside its time span) or elsewhere (an asynchronous dispatch runs them on
-    XLA's worker threads)."""
-    inside = [
-        e
-        for e in events
-        if e.get("tid") == run.get("tid")
-        and "hlo_op" in e.get("args", {})
-        and run["ts"] <= e["ts"] <= run["ts"] + run["dur"]
-    ]
-    ops = by_run.get(inside[0]["args"]["run_id"], []) if inside else []
+    XLA's worker threads). Where XLA tags none with a run (jaxlib 0.6's runtime for programs with convolutions),
+    the instructions inside the run's time span, on any thread (``tp.profile`` runs one program at a time)."""
+    during = [e for e in events if "hlo_op" in e.get("args", {}) and run["ts"] <= e["ts"] <= run["ts"] + run["dur"]]
+    run_id = next(
+        (e["args"]["run_id"] for e in during if e.get("tid") == run.get("tid") and "run_id" in e["args"]), None
+    )
+    ops = by_run.get(run_id, []) if run_id is not None else _innermost([e for e in during if "run_id" not in e["args"]])
     for e in ops:
         op = program.ops.get(e["args"]["hlo_op"])
         if op is not None:
             call.ops.append(OpRun(op, call.index, float(e["ts"]), float(e["dur"]), program.flops(op.name)))
         e["args"].update(_event_args(op, call.index))
+
+
+def _innermost(events: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """`events` less those that hold another one on their thread (a ``call`` instruction around the instructions it
+    calls), so that no time counts twice."""
+    return [
+        e
+        for e in events
+        if not any(
+            f is not e
+            and f.get("tid") == e.get("tid")
+            and e["ts"] <= f["ts"]
+            and f["ts"] + f["dur"] <= e["ts"] + e["dur"]
+            for f in events
+        )
+    ]
 
 
 def _event_args(op: Optional[HloOp], call: int) -> Dict[str, Any]:
