@@ -340,7 +340,8 @@ class Awake {
 
   void Spin() {
     sched_param lowest{};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &lowest);
+    // (where the idle priority is refused, no spinning: at normal priority it would take cores from the work)
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &lowest) != 0) return;
     std::unique_lock<std::mutex> guard(lock_);
     for (;;) {
       ++sleeping_;
