@@ -277,3 +277,53 @@ def test_a_convolution_keeps_the_other_cores_awake_a_moment(window):
     spinners, cores, ticks_after = map(int, done.stdout.split()[-3:])
     assert spinners == (0 if window == "0" else cores - 1)
     assert ticks_after <= 5  # (asleep once the moment has passed: at most a few scheduler ticks in half a second)
+
+
+def test_pinned_weights_are_read_as_laid_out_until_unpinned():
+    """A pinned buffer's weights (tripy pins an executable's baked-in data: its own copies, never written) are not
+    fingerprinted on each call: a change made in place anyway is not seen until the buffer is unpinned."""
+    import tripy_kernels
+
+    put, _, zero_copy = _xla._uploader("cpu", 0)
+    exe = _xla.compile(onednn_convolutions.rewrite(module(*CASES["channels-last-64"]), Job()), "cpu", 0)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 14, 14, 64)).astype(np.float32)
+    k = _aligned((128, 64, 3, 3))
+    k[...] = rng.standard_normal(k.shape)
+    xb, kb = _xla.to_device(x, "cpu", 0), put(k, zero_copy)
+    address = kb.unsafe_buffer_pointer()
+    assert address == k.ctypes.data  # (the buffer aliases the array: the change below reaches it)
+    before = run(module(*CASES["channels-last-64"]), x, k.copy())
+    tripy_kernels.pin(address)
+    try:
+        np.testing.assert_allclose(np.asarray(_xla.execute(exe, [xb, kb])[0]), before, rtol=1e-5, atol=1e-4)
+        k *= -0.5
+        np.testing.assert_allclose(np.asarray(_xla.execute(exe, [xb, kb])[0]), before, rtol=1e-5, atol=1e-4)
+    finally:
+        tripy_kernels.unpin(address)
+    after = run(module(*CASES["channels-last-64"]), x, k.copy())
+    np.testing.assert_allclose(np.asarray(_xla.execute(exe, [xb, kb])[0]), after, rtol=1e-5, atol=1e-4)
+
+
+def test_an_executables_baked_in_data_is_pinned_while_it_lives():
+    import gc
+
+    import tripy_kernels
+
+    gc.collect()  # (earlier tests' executables, freed now rather than during this test)
+    baseline = tripy_kernels.pinned()
+
+    def compile_and_run():
+        conv = tp.Conv(8, 16, (3, 3), padding=((1, 1), (1, 1)))
+        conv.initialize_dummy_parameters()
+        exe = tp.compile(conv, args=[tp.InputInfo((1, 8, 16, 16), tp.float32)])
+        x = np.random.default_rng(6).standard_normal((1, 8, 16, 16)).astype(np.float32)
+        assert tripy_kernels.pinned() == baseline + 2  # (the weight and the bias)
+        for _ in range(2):  # (the second call reads the laid-out weights unchecked)
+            np.testing.assert_allclose(
+                np.from_dlpack(exe(tp.Tensor(x))), np.from_dlpack(conv(tp.Tensor(x))), rtol=1e-5, atol=1e-5
+            )
+
+    compile_and_run()
+    gc.collect()
+    assert tripy_kernels.pinned() == baseline

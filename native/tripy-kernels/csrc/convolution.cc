@@ -242,49 +242,94 @@ struct Fingerprint {
 // buffer holds what it was made from. The buffer's address alone would not say so: XLA and tripy reuse memory, and
 // an argument's buffer may be given other contents between calls. So each call fingerprints the weights (reading
 // them once, at memory speed, instead of reordering them: a read and a strided write) and lays them out again where
-// they changed. The copies are kept up to kWeightCacheBytes in all, then dropped, oldest first.
+// they changed, but for a buffer tripy has pinned (``Pin``: an executable's baked-in data, tripy's own copy, never
+// written while it lives): its copy is used as it is. Pinning or unpinning an address drops the copies made from it.
+// The copies are kept up to kWeightCacheBytes in all, then dropped, oldest first.
 constexpr size_t kWeightCacheBytes = size_t{2} << 30;
 
-struct LaidOut {
-  Fingerprint fingerprint;
-  dnnl::memory memory;
-  size_t bytes;
-};
+class WeightCache {
+ public:
+  static WeightCache& Get() {
+    static WeightCache* cache = new WeightCache();  // (never destroyed: convolutions may run during exit)
+    return *cache;
+  }
 
-dnnl::memory Weights(const Convolution& conv, const std::string& key, void* data, dnnl::stream& stream) {
-  if (!conv.weights.needed) return dnnl::memory(conv.weights.from, Engine(), data);
-  static std::mutex lock;
-  static std::unordered_map<std::string, LaidOut> kept;
-  static std::list<std::string> order;  // (oldest first)
-  static size_t total = 0;
-  std::string at = key + '@' + std::to_string(reinterpret_cast<uintptr_t>(data));
-  Fingerprint now = Fingerprint::Of(data, conv.weights.from.get_size());
-  {
-    std::lock_guard<std::mutex> guard(lock);
-    auto it = kept.find(at);
-    if (it != kept.end() && it->second.fingerprint == now) return it->second.memory;
+  dnnl::memory Weights(const Convolution& conv, const std::string& key, void* data, dnnl::stream& stream) {
+    if (!conv.weights.needed) return dnnl::memory(conv.weights.from, Engine(), data);
+    auto address = reinterpret_cast<uintptr_t>(data);
+    std::string at = key + '@' + std::to_string(address);
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      auto it = kept_.find(at);
+      if (it != kept_.end() && pinned_.count(address)) return it->second.memory;
+    }
+    Fingerprint now = Fingerprint::Of(data, conv.weights.from.get_size());
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      auto it = kept_.find(at);
+      if (it != kept_.end() && it->second.fingerprint == now) return it->second.memory;
+    }
+    LaidOut laid{now, In(conv.weights, data, stream), conv.weights.to.get_size(), address};
+    stream.wait();
+    std::lock_guard<std::mutex> guard(lock_);
+    auto it = kept_.find(at);
+    if (it != kept_.end()) Drop(it);  // (replaced: a copy of what the buffer held before, or one made at the same time)
+    while (total_ + laid.bytes > kWeightCacheBytes && !order_.empty()) Drop(kept_.find(order_.front()));
+    if (laid.bytes <= kWeightCacheBytes) {
+      total_ += laid.bytes;
+      order_.push_back(at);
+      kept_.emplace(at, laid);
+    }
+    return laid.memory;
   }
-  LaidOut laid{now, In(conv.weights, data, stream), conv.weights.to.get_size()};
-  stream.wait();
-  std::lock_guard<std::mutex> guard(lock);
-  auto it = kept.find(at);
-  if (it != kept.end()) {  // (replaced: a copy of what the buffer held before, or one made at the same time)
-    total -= it->second.bytes;
-    order.remove(at);
-    kept.erase(it);
+
+  void Pin(uintptr_t address) {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (pinned_[address]++ == 0) Forget(address);
   }
-  while (total + laid.bytes > kWeightCacheBytes && !order.empty()) {
-    total -= kept.at(order.front()).bytes;
-    kept.erase(order.front());
-    order.pop_front();
+
+  void Unpin(uintptr_t address) {
+    std::lock_guard<std::mutex> guard(lock_);
+    auto it = pinned_.find(address);
+    if (it == pinned_.end() || --it->second > 0) return;
+    pinned_.erase(it);
+    Forget(address);
   }
-  if (laid.bytes <= kWeightCacheBytes) {
-    total += laid.bytes;
-    order.push_back(at);
-    kept.emplace(at, laid);
+
+  size_t Pinned() {
+    std::lock_guard<std::mutex> guard(lock_);
+    return pinned_.size();
   }
-  return laid.memory;
-}
+
+ private:
+  struct LaidOut {
+    Fingerprint fingerprint;
+    dnnl::memory memory;
+    size_t bytes;
+    uintptr_t address;  // (of the buffer it was laid out from)
+  };
+  using Kept = std::unordered_map<std::string, LaidOut>;
+
+  void Drop(Kept::iterator it) {  // (lock_ held)
+    total_ -= it->second.bytes;
+    order_.remove(it->first);
+    kept_.erase(it);
+  }
+
+  void Forget(uintptr_t address) {  // (lock_ held)
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      auto next = std::next(it);
+      if (it->second.address == address) Drop(it);
+      it = next;
+    }
+  }
+
+  std::mutex lock_;
+  Kept kept_;
+  std::list<std::string> order_;  // (oldest first)
+  size_t total_ = 0;
+  std::unordered_map<uintptr_t, int> pinned_;  // address -> how many pins
+};
 
 // Keeps the other cores awake from each convolution until `TRIPY_KERNELS_AWAKE_US` microseconds after it (default
 // 2000; 0: never): a thread per other core spins meanwhile at the lowest scheduling priority (SCHED_IDLE: any other
@@ -375,7 +420,7 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
     auto conv = Find(key, x, w, *y, a);
     dnnl::stream stream(Engine());
     auto src = In(conv->src, x.untyped_data(), stream);
-    auto weights = Weights(*conv, key, w.untyped_data(), stream);
+    auto weights = WeightCache::Get().Weights(*conv, key, w.untyped_data(), stream);
     dnnl::memory result(conv->dst.to, Engine(), y->untyped_data());
     dnnl::memory dst = conv->dst.needed ? dnnl::memory(conv->dst.from, Engine()) : result;
     dnnl::memory scratchpad(conv->scratchpad, Engine());
@@ -461,10 +506,36 @@ static PyObject* Fast(PyObject*, PyObject* args) {
   }
 }
 
+static bool Address(PyObject* args, uintptr_t& address) {
+  unsigned long long value;
+  if (!PyArg_ParseTuple(args, "K", &value)) return false;
+  address = static_cast<uintptr_t>(value);
+  return true;
+}
+
+static PyObject* Pin(PyObject*, PyObject* args) {
+  uintptr_t address;
+  if (!Address(args, address)) return nullptr;
+  WeightCache::Get().Pin(address);
+  Py_RETURN_NONE;
+}
+
+static PyObject* Unpin(PyObject*, PyObject* args) {
+  uintptr_t address;
+  if (!Address(args, address)) return nullptr;
+  WeightCache::Get().Unpin(address);
+  Py_RETURN_NONE;
+}
+
+static PyObject* Pinned(PyObject*, PyObject*) { return PyLong_FromSize_t(WeightCache::Get().Pinned()); }
+
 static PyMethodDef kMethods[] = {
     {"fast", Fast, METH_VARARGS, "Whether oneDNN has an optimized (not a reference) kernel for this convolution."},
     {"handlers", Handlers, METH_NOARGS, "The XLA FFI handlers (capsules), by custom-call target name."},
     {"onednn_version", OnednnVersion, METH_NOARGS, "The version of the oneDNN library loaded."},
+    {"pin", Pin, METH_VARARGS, "Weights at this address stay as they are until unpinned: not fingerprinted."},
+    {"unpin", Unpin, METH_VARARGS, "Undo one pin of this address."},
+    {"pinned", Pinned, METH_NOARGS, "How many addresses are pinned."},
     {nullptr, nullptr, 0, nullptr}};
 
 static PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_native", "tripy-kernels' native handlers.", -1, kMethods};

@@ -38,3 +38,21 @@ def fast(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[
 def onednn_version() -> str:
     """The version of the oneDNN library the handlers run on."""
     return str(_native.onednn_version())
+
+
+def pin(address: int) -> None:
+    """Promise that the weights at `address` (a buffer's first byte) stay as they are until `unpin(address)`: the
+    handler then uses its laid-out copy of them without reading them again (it fingerprints other weights on every
+    call, to see whether they changed). Pins of one address count: each needs its unpin. tripy pins an executable's
+    baked-in data (its own copies, never written) for as long as each buffer lives."""
+    _native.pin(address)
+
+
+def unpin(address: int) -> None:
+    """Undo one `pin` of `address` (call it before the buffer's memory is freed)."""
+    _native.unpin(address)
+
+
+def pinned() -> int:
+    """How many addresses are pinned."""
+    return int(_native.pinned())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from typing import Any, Dict, Optional, Sequence
 
 from tripy_flatir.exceptions import TripyWarning
@@ -75,3 +76,22 @@ def missing_error(saved_tag: str) -> Optional[str]:
         "installed here. Install them (scripts/kernels-deps in a tripy checkout, or pip install "
         "./native/tripy-kernels), or load it with trust_compiled_code=False to compile its StableHLO without them."
     )
+
+
+def pin(buffers: Sequence[Any]) -> None:
+    """Tell the kernels that these CPU buffers (an executable's baked-in data: tripy's own copies, which nothing
+    writes) hold the same contents for as long as they live, so that a convolution reads its weights' laid-out copy
+    without fingerprinting them on every call (``tripy_kernels.pin``); each is unpinned as it is freed."""
+    k = installed() if enabled() else None
+    if k is None or not hasattr(k, "pin"):  # (an older tripy-kernels: every call fingerprints)
+        return
+    for b in buffers:
+        try:
+            devices = b.devices()
+            if len(devices) != 1 or next(iter(devices)).platform != "cpu":
+                continue
+            address = b.unsafe_buffer_pointer()
+        except (AttributeError, TypeError, ValueError, RuntimeError):  # (not a single-device array)
+            continue
+        k.pin(address)
+        weakref.finalize(b, k.unpin, address)

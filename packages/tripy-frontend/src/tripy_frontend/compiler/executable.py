@@ -19,7 +19,7 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
-from tripy_backend import Program, disk_cache, memory, portable
+from tripy_backend import Program, disk_cache, kernels, memory, portable
 from tripy_flatir import dtypes
 from tripy_flatir import stack_info as _stack
 from tripy_flatir.device import device as Device
@@ -175,6 +175,7 @@ class Executable(Generic[R]):
                 spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names) :])
             ]
         self._constant_shapes = tuple(tuple(c.shape) for c in constants)
+        kernels.pin(self._constants)  # (the kernels read these weights as laid out, unchecked: nothing writes them)
         self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
         self._returns_tuple = returns_tuple
         self._device = device
