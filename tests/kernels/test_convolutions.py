@@ -279,6 +279,52 @@ def test_a_convolution_keeps_the_other_cores_awake_a_moment(window):
     assert ticks_after <= 5  # (asleep once the moment has passed: at most a few scheduler ticks in half a second)
 
 
+_SPREAD = """
+import os
+import numpy as np
+import tripy as tp
+
+def single_cpu_threads():
+    count = 0
+    for tid in map(int, os.listdir("/proc/self/task")):
+        try:
+            count += len(os.sched_getaffinity(tid)) == 1
+        except OSError:  # (a thread that ended meanwhile)
+            pass
+    return count
+
+cpus = os.sched_getaffinity(0)
+conv = tp.Conv(8, 8, (3, 3), padding=((1, 1), (1, 1)))
+conv.initialize_dummy_parameters()
+assert single_cpu_threads() == 0
+np.from_dlpack(conv(tp.Tensor(np.ones((1, 8, 16, 16), np.float32))))
+assert os.sched_getaffinity(0) == cpus
+print(single_cpu_threads(), len(cpus))
+"""
+
+
+@pytest.mark.parametrize("spread", [None, "0"])
+def test_a_convolution_keeps_its_threads_on_distinct_cpus(spread):
+    """While a convolution runs, its caller stays on its CPU and each other thread of its OpenMP team on another one
+    (left to the scheduler they shared a CPU: see csrc/convolution.cc); the caller (an XLA thread) gets its CPUs back
+    after, so only the team's other threads stay placed, one CPU each. TRIPY_KERNELS_SPREAD=0: nothing is placed."""
+    import os
+    import subprocess
+    import sys
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to keep apart")
+    env = dict(os.environ)
+    env.pop("TRIPY_KERNELS_SPREAD", None)
+    env.pop("OMP_NUM_THREADS", None)
+    if spread is not None:
+        env["TRIPY_KERNELS_SPREAD"] = spread
+    done = subprocess.run([sys.executable, "-c", _SPREAD], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    placed, cpus = map(int, done.stdout.split()[-2:])
+    assert placed == (0 if spread == "0" else cpus - 1)
+
+
 def test_pinned_weights_are_read_as_laid_out_until_unpinned():
     """A pinned buffer's weights (tripy pins an executable's baked-in data: its own copies, never written) are not
     fingerprinted on each call: a change made in place anyway is not seen until the buffer is unpinned."""
