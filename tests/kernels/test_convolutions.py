@@ -225,60 +225,6 @@ def test_the_kernels_say_which_convolutions_they_run_fast():
     assert kernels.slow([1, 14, 14, 64], [128, 64, 3, 3], [1, 14, 15, 128], attributes)
 
 
-_AWAKE = """
-import os, sys, time
-import numpy as np
-import tripy as tp
-
-def idle_threads():
-    tids = []
-    for tid in map(int, os.listdir("/proc/self/task")):
-        try:
-            if os.sched_getscheduler(tid) == os.SCHED_IDLE:
-                tids.append(tid)
-        except OSError:  # (a thread that ended meanwhile)
-            pass
-    return tids
-
-def cpu_ticks(tid):
-    with open(f"/proc/self/task/{tid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # (utime, stime)
-
-conv = tp.Conv(8, 8, (3, 3), padding=((1, 1), (1, 1)))
-conv.initialize_dummy_parameters()
-assert not idle_threads()
-np.from_dlpack(conv(tp.Tensor(np.ones((1, 8, 16, 16), np.float32))))
-deadline = time.perf_counter() + 3  # (a new thread takes its priority once it first runs)
-while len(idle_threads()) < len(os.sched_getaffinity(0)) - 1 and time.perf_counter() < deadline:
-    time.sleep(0.02)
-tids = idle_threads()
-time.sleep(0.1)
-before = [cpu_ticks(t) for t in tids]
-time.sleep(0.5)
-print(len(tids), len(os.sched_getaffinity(0)), sum(cpu_ticks(t) for t in tids) - sum(before))
-"""
-
-
-@pytest.mark.parametrize("window", [None, "0"])
-def test_a_convolution_keeps_the_other_cores_awake_a_moment(window):
-    """From a convolution until TRIPY_KERNELS_AWAKE_US after it, a thread per other core spins at idle priority (a core
-    idle a while wakes slowly: see csrc/convolution.cc); then they sleep. TRIPY_KERNELS_AWAKE_US=0: none."""
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ)
-    env.pop("TRIPY_KERNELS_AWAKE_US", None)
-    if window is not None:
-        env["TRIPY_KERNELS_AWAKE_US"] = window
-    done = subprocess.run([sys.executable, "-c", _AWAKE], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    spinners, cores, ticks_after = map(int, done.stdout.split()[-3:])
-    assert spinners == (0 if window == "0" else cores - 1)
-    assert ticks_after <= 5  # (asleep once the moment has passed: at most a few scheduler ticks in half a second)
-
-
 _SPREAD = """
 import os
 import numpy as np

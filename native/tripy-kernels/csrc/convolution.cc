@@ -9,8 +9,7 @@
 // reordering the activations only where it has no fast kernel for their layout. The weights are read in oneDNN's
 // blocked layout from a copy laid out once per weight buffer and kept while the buffer holds the same contents
 // (``Weights``). Primitives are created once per distinct convolution and kept for the life of the process; oneDNN
-// runs them on its own threads (OpenMP), kept on distinct CPUs while a convolution runs (``Spread``), and each call
-// keeps the host's other cores awake a moment (``Awake``).
+// runs them on its own threads (OpenMP), kept on distinct CPUs while a convolution runs (``Spread``).
 #include <Python.h>
 #include <omp.h>
 #include <pthread.h>
@@ -18,9 +17,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +25,6 @@
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -334,85 +329,6 @@ class WeightCache {
   std::unordered_map<uintptr_t, int> pinned_;  // address -> how many pins
 };
 
-// Keeps the other cores awake from each convolution until `TRIPY_KERNELS_AWAKE_US` microseconds after it (default
-// 2000; 0: never): a thread per other core spins meanwhile at the lowest scheduling priority (SCHED_IDLE: any other
-// thread that wants the core preempts it at once), then sleeps. A core that has been idle a while sleeps deeply (on
-// a virtual machine its host may have given it away), and every wake-up of oneDNN's or XLA's threads on it then
-// costs long: ResNet-18 at batch 1 ran at one core's speed after a 50 ms pause (2-core VM: 38-41 ms after, 23-25
-// back to back, the same with two spinning idle-priority processes). ONNX Runtime's threads spin the same way.
-class Awake {
- public:
-  static void Extend() {
-    pthread_mutex_lock(&making_);
-    if (current_ == nullptr) {
-      static bool hooked = (pthread_atfork(nullptr, nullptr, Forked) == 0);
-      (void)hooked;
-      current_ = new Awake();  // (never destroyed: its threads outlive static destruction at exit)
-    }
-    Awake* awake = current_;
-    pthread_mutex_unlock(&making_);
-    if (awake->window_ > 0) awake->Until(Now() + awake->window_);
-  }
-
- private:
-  Awake() {
-    const char* env = std::getenv("TRIPY_KERNELS_AWAKE_US");
-    window_ = env != nullptr ? std::atoll(env) * 1000 : 2000000;
-    cpu_set_t cpus;
-    int count = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    for (int i = 1; i < count && window_ > 0; ++i) std::thread([this] { Spin(); }).detach();
-  }
-
-  // A child process has none of the threads, and a lock one of them held stays held: it starts anew (the old
-  // instance is left as it is).
-  static void Forked() {
-    pthread_mutex_init(&making_, nullptr);
-    current_ = nullptr;
-  }
-
-  static int64_t Now() { return std::chrono::steady_clock::now().time_since_epoch() / std::chrono::nanoseconds(1); }
-
-  static void Relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-
-  void Until(int64_t end) {
-    until_.store(end, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> guard(lock_);
-    if (sleeping_ > 0) wake_.notify_all();
-  }
-
-  void Spin() {
-    sched_param lowest{};
-    // (where the idle priority is refused, no spinning: at normal priority it would take cores from the work)
-    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &lowest) != 0) return;
-    std::unique_lock<std::mutex> guard(lock_);
-    for (;;) {
-      ++sleeping_;
-      wake_.wait(guard, [this] { return Now() < until_.load(std::memory_order_relaxed); });
-      --sleeping_;
-      guard.unlock();
-      while (Now() < until_.load(std::memory_order_relaxed)) Relax();
-      guard.lock();
-    }
-  }
-
-  static pthread_mutex_t making_;
-  static Awake* current_;  // (guarded by making_)
-  int64_t window_ = 0;     // (nanoseconds)
-  std::atomic<int64_t> until_{0};
-  std::mutex lock_;
-  std::condition_variable wake_;
-  int sleeping_ = 0;  // (guarded by lock_)
-};
-
-pthread_mutex_t Awake::making_ = PTHREAD_MUTEX_INITIALIZER;
-Awake* Awake::current_ = nullptr;
-
 // Keeps a convolution's OpenMP team apart while it runs: the calling thread on the CPU it is on, each other thread of
 // its team on one of the other CPUs the caller may use (ONNX Runtime and OpenVINO pin their threads likewise). Left
 // to the scheduler, a team thread woken for a parallel region (they sleep between regions: OMP_WAIT_POLICY=PASSIVE)
@@ -420,6 +336,10 @@ Awake* Awake::current_ = nullptr;
 // speed (2-core VM, two threads calling in turn as XLA's do, 0.2 s pauses: a 3x3 64->64 convolution at 56x56 took
 // 2.06 ms in 99 of 100 calls; kept apart, 1.13 ms median). The caller gets its CPUs back after; a team's threads are
 // placed again only when their caller is on another CPU than last time. TRIPY_KERNELS_SPREAD=0: no placing.
+// (Nothing spins to keep the other CPUs awake between calls: a thread spinning at idle priority on them, which had
+// made up for the slow wake-ups after a pause, then slowed the team's placed threads down: ResNet-18 at batch 1 after
+// 0.2 s pauses, 2-core VM, in one process: 22.1-22.2 ms without it, 24.5-24.7 with it, 25.6-26.5 neither placed nor
+// kept awake.)
 class Spread {
  public:
   Spread() {
@@ -478,7 +398,6 @@ class Spread {
 };
 
 ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a) {
-  Awake::Extend();
   if (x.element_type() != ffi::F32 || w.element_type() != ffi::F32 || y->element_type() != ffi::F32) {
     return ffi::Error::InvalidArgument("tripy_onednn_convolution_f32: operands must be float32");
   }
