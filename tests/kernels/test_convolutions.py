@@ -100,6 +100,80 @@ def test_same_numbers_as_xla(name):
     np.testing.assert_allclose(run(served, xs, ks), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+def epilogue_module(ops: list, shared: bool = False) -> bytes:
+    """ResNet's channels-last 3x3 64 -> 128 convolution at 14x14 (stride 2: 1x7x7x128) followed by `ops`, in order:
+    "bias" (a [128] vector broadcast along the features), "residual" (a tensor argument) or "relu"; `shared`: the
+    convolution's result is returned too (read twice, so nothing can be fused into it)."""
+    y = "tensor<1x7x7x128xf32>"
+    lines, value = [], "%0"
+    for i, op in enumerate(ops, 1):
+        if op == "bias":
+            lines.append(f"%bb{i} = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}")
+            lines.append(f"%{i} = stablehlo.add {value}, %bb{i} : {y}")
+        elif op == "residual":
+            lines.append(f"%{i} = stablehlo.add %r, {value} : {y}")
+        else:
+            lines.append("%z{0} = stablehlo.constant dense<0.0> : tensor<f32>".format(i))
+            lines.append(f"%zb{i} = stablehlo.broadcast_in_dim %z{i}, dims = [] : (tensor<f32>) -> {y}")
+            lines.append(f"%{i} = stablehlo.maximum {value}, %zb{i} : {y}")
+        value = f"%{i}"
+    results = f"{value}, %0 : {y}, {y}" if shared else f"{value} : {y}"
+    body = "\n  ".join(lines)
+    return f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<128xf32>, %r: {y}) -> ({y}{", " + y if shared else ""}) {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}
+  {body}
+  return {results}
+}}""".encode()
+
+
+@pytest.mark.parametrize(
+    "ops", [["bias", "relu"], ["bias", "residual", "relu"], ["relu"], ["residual", "bias"]], ids="-".join
+)
+def test_the_elementwise_ops_after_a_convolution_are_fused_into_it(ops):
+    """A bias (BatchNorm's shift), a residual add and a ReLU after a served convolution go into its call (oneDNN's
+    post-ops), with XLA's numbers."""
+    program = epilogue_module(ops)
+    served = onednn_convolutions.rewrite(program, Job())
+    with context():
+        text = str(ir.Module.parse(served))
+    assert "stablehlo.custom_call @tripy_onednn_convolution_post_f32" in text
+    assert "stablehlo.add" not in text and "stablehlo.maximum" not in text
+    rng = np.random.default_rng(3)
+    args = [
+        rng.standard_normal(s).astype(np.float32) for s in [(1, 14, 14, 64), (128, 64, 3, 3), (128,), (1, 7, 7, 128)]
+    ]
+    expected = run(program, *args)
+    np.testing.assert_allclose(run(served, *args), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_a_convolution_result_read_elsewhere_is_not_fused():
+    """Where the convolution's result is read by more than the next op, the ops after it stay XLA's."""
+    served = onednn_convolutions.rewrite(epilogue_module(["bias", "relu"], shared=True), Job())
+    with context():
+        text = str(ir.Module.parse(served))
+    assert "stablehlo.custom_call @tripy_onednn_convolution_f32" in text and "post_f32" not in text
+    assert "stablehlo.add" in text and "stablehlo.maximum" in text
+
+
+def test_an_epilogue_operand_of_the_wrong_size_is_refused():
+    """The fused handler checks each epilogue operand against the result (a [C] vector, or the result's shape) and
+    fails the call with a message, instead of reading past a buffer."""
+    y = "tensor<1x7x7x128xf32>"
+    config = (
+        "lhs = array<i64: 0, 3, 1, 2>, rhs = array<i64: 0, 1, 2, 3>, out = array<i64: 0, 3, 1, 2>, "
+        "strides = array<i64: 2, 2>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, "
+        "dilation = array<i64: 1, 1>, groups = 1 : i64, transposed = 0 : i64, post = array<i64: 1>"
+    )
+    program = f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<64xf32>) -> {y} {{
+  %0 = stablehlo.custom_call @tripy_onednn_convolution_post_f32(%x, %k, %b) {{api_version = 4 : i32, backend_config = {{{config}}}}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>, tensor<64xf32>) -> {y}
+  return %0 : {y}
+}}"""
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 14, 14, 64), (128, 64, 3, 3), (64,)]]
+    with pytest.raises(Exception, match="an epilogue operand does not match"):
+        run(program.encode(), *args)
+
+
 def numpy_conv(x, w, stride, padding, dilation, groups):
     """NCHW x OIHW convolution in NumPy (float64), for the end-to-end checks."""
     x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *padding])

@@ -55,8 +55,18 @@ struct Reorder {
   }
 };
 
+// What the handler for fused convolutions applies to the convolution's result, in order, each reading the next
+// extra operand where it has one (the ``post`` attribute; oneDNN's post-ops, computed as each block of the result
+// is written).
+enum Post : int64_t {
+  kAddChannels = 1,  // + a [C] vector, broadcast along the result's feature dim (a bias, a BatchNorm's shift)
+  kAddTensor = 2,    // + a tensor of the result's shape and layout (a residual connection)
+  kRelu = 3,         // max(x, 0)
+};
+
 struct Convolution {
   dnnl::primitive primitive;  // (a convolution_forward, or a deconvolution_forward)
+  std::vector<dnnl::memory::desc> post;  // (the post-ops' extra operands, as oneDNN reads them)
   Reorder src, weights, dst;  // (dst: from oneDNN's layout to XLA's)
   dnnl::memory::desc scratchpad;
   bool reference = false;  // (oneDNN has only a reference kernel for it: slow)
@@ -85,6 +95,7 @@ struct Attrs {
   ffi::Span<const int64_t> lhs, rhs, out, strides, pad_lo, pad_hi, dilation;
   int64_t groups;
   int64_t transposed;  // 1: a transposed convolution (oneDNN's deconvolution; `strides` its input's dilation)
+  ffi::Span<const int64_t> post;  // the fused epilogue (``Post``), empty for a plain convolution
 };
 
 std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a) {
@@ -93,7 +104,8 @@ std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a
     for (int64_t v : span) key << v << ',';
     key << ';';
   }
-  key << a.groups << ',' << a.transposed;
+  key << a.groups << ',' << a.transposed << ';';
+  for (int64_t v : a.post) key << v << ',';
   return key.str();
 }
 
@@ -111,11 +123,13 @@ bool IsReference(const dnnl::primitive_desc& pd) {
 // buffer and content (``Weights``); as stored where it has only a reference kernel for that.
 template <typename Kind>
 typename Kind::primitive_desc Choose(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
-                                    const dnnl::memory::desc& dst, const Attrs& a, dnnl::algorithm algorithm) {
+                                    const dnnl::memory::desc& dst, const Attrs& a, dnnl::algorithm algorithm,
+                                    const dnnl::post_ops& post) {
   Dims dilation;
   for (int64_t d : a.dilation) dilation.push_back(d - 1);  // (oneDNN counts the gaps)
   dnnl::primitive_attr attr;  // (a scratchpad per call: XLA may run one convolution on several threads at once)
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_post_ops(post);
   auto make = [&](bool any_src, bool any_weights, bool any_dst) {
     return typename Kind::primitive_desc(Engine(), dnnl::prop_kind::forward_inference, algorithm,
                                          any_src ? Any(src) : src, any_weights ? Any(weights) : weights,
@@ -140,7 +154,8 @@ void Fill(Convolution& conv, const typename Kind::primitive_desc& pd, const dnnl
   conv.weights = Reorder(weights, pd.weights_desc());
   conv.dst = Reorder(pd.dst_desc(), dst);
   conv.scratchpad = pd.scratchpad_desc();
-  conv.reference = IsReference(pd);
+  // (an epilogue is fused only where the result is written in XLA's layout: its operands are in that layout)
+  conv.reference = IsReference(pd) || (!conv.post.empty() && conv.dst.needed);
 }
 
 std::shared_ptr<Convolution> Create(ffi::Span<const int64_t> x, ffi::Span<const int64_t> w,
@@ -156,12 +171,27 @@ std::shared_ptr<Convolution> Create(ffi::Span<const int64_t> x, ffi::Span<const 
   }
   auto src = Describe(xd, xs), weights = Describe(wd, ws), dst = Describe(yd, ys);
   auto conv = std::make_shared<Convolution>();
+  dnnl::post_ops post;
+  for (int64_t op : a.post) {
+    if (op == kRelu) {
+      post.append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      continue;
+    }
+    if (op != kAddChannels && op != kAddTensor) throw dnnl::error(dnnl_invalid_arguments, "unknown post-op");
+    Dims channels(yd.size(), 1), strides(yd.size(), 1);  // ([1, C, 1, ...]: a [C] vector)
+    channels[1] = yd[1];
+    strides[0] = yd[1];
+    conv->post.push_back(op == kAddTensor ? dst : Describe(channels, strides));
+    post.append_binary(dnnl::algorithm::binary_add, conv->post.back());
+  }
   if (a.transposed) {
     using Kind = dnnl::deconvolution_forward;
-    Fill<Kind>(*conv, Choose<Kind>(src, weights, dst, a, dnnl::algorithm::deconvolution_direct), src, weights, dst);
+    auto pd = Choose<Kind>(src, weights, dst, a, dnnl::algorithm::deconvolution_direct, post);
+    Fill<Kind>(*conv, pd, src, weights, dst);
   } else {
     using Kind = dnnl::convolution_forward;
-    Fill<Kind>(*conv, Choose<Kind>(src, weights, dst, a, dnnl::algorithm::convolution_direct), src, weights, dst);
+    auto pd = Choose<Kind>(src, weights, dst, a, dnnl::algorithm::convolution_direct, post);
+    Fill<Kind>(*conv, pd, src, weights, dst);
   }
   return conv;
 }
@@ -397,7 +427,9 @@ class Spread {
   bool held_ = false;
 };
 
-ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a) {
+// `extra`: the data of the epilogue's operands (``Attrs::post``), in order.
+ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a,
+               const std::vector<void*>& extra = {}) {
   if (x.element_type() != ffi::F32 || w.element_type() != ffi::F32 || y->element_type() != ffi::F32) {
     return ffi::Error::InvalidArgument("tripy_onednn_convolution_f32: operands must be float32");
   }
@@ -411,10 +443,15 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
     dnnl::memory result(conv->dst.to, Engine(), y->untyped_data());
     dnnl::memory dst = conv->dst.needed ? dnnl::memory(conv->dst.from, Engine()) : result;
     dnnl::memory scratchpad(conv->scratchpad, Engine());
-    conv->primitive.execute(stream, {{DNNL_ARG_SRC, src},
-                                     {DNNL_ARG_WEIGHTS, weights},
-                                     {DNNL_ARG_DST, dst},
-                                     {DNNL_ARG_SCRATCHPAD, scratchpad}});
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+    for (size_t i = 0, k = 0; i < a.post.size(); ++i) {  // (a binary post-op's operand is its SRC_1)
+      if (a.post[i] == kRelu) continue;
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
+          dnnl::memory(conv->post[k], Engine(), extra[k]);
+      ++k;
+    }
+    conv->primitive.execute(stream, args);
     if (conv->dst.needed) conv->dst.primitive.execute(stream, dst, result);
     stream.wait();
   } catch (const dnnl::error& e) {
@@ -427,33 +464,73 @@ ffi::Error Convolve(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuff
                     ffi::Span<const int64_t> rhs, ffi::Span<const int64_t> out, ffi::Span<const int64_t> strides,
                     ffi::Span<const int64_t> pad_lo, ffi::Span<const int64_t> pad_hi,
                     ffi::Span<const int64_t> dilation, int64_t groups, int64_t transposed) {
-  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed});
+  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed, {}});
+}
+
+// A convolution and the elementwise epilogue `post` (``Post``) fused: `extra` holds its operands, in order.
+ffi::Error ConvolveFused(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::RemainingArgs extra, ffi::Result<ffi::AnyBuffer> y,
+                         ffi::Span<const int64_t> lhs, ffi::Span<const int64_t> rhs, ffi::Span<const int64_t> out,
+                         ffi::Span<const int64_t> strides, ffi::Span<const int64_t> pad_lo,
+                         ffi::Span<const int64_t> pad_hi, ffi::Span<const int64_t> dilation, int64_t groups,
+                         int64_t transposed, ffi::Span<const int64_t> post) {
+  std::vector<void*> data;
+  size_t channels = static_cast<size_t>(y->dimensions()[out[1]]);
+  for (int64_t op : post) {
+    if (op == kRelu) continue;
+    auto operand = extra.get<ffi::AnyBuffer>(data.size());
+    size_t expected = op == kAddTensor ? y->element_count() : channels;
+    if (!operand.has_value() || operand->element_type() != ffi::F32 || operand->element_count() != expected) {
+      return ffi::Error::InvalidArgument("tripy_onednn_convolution_post_f32: an epilogue operand does not match");
+    }
+    data.push_back(operand->untyped_data());
+  }
+  if (data.size() != extra.size()) {
+    return ffi::Error::InvalidArgument("tripy_onednn_convolution_post_f32: more operands than the epilogue reads");
+  }
+  return Run(x, w, y, Attrs{lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed, post}, data);
+}
+
+// The attributes both handlers read after their operands and result (``Attrs``).
+template <typename Binding>
+auto ConvolutionAttrs(Binding&& binding) {
+  return std::move(binding)
+      .template Attr<ffi::Span<const int64_t>>("lhs")
+      .template Attr<ffi::Span<const int64_t>>("rhs")
+      .template Attr<ffi::Span<const int64_t>>("out")
+      .template Attr<ffi::Span<const int64_t>>("strides")
+      .template Attr<ffi::Span<const int64_t>>("pad_lo")
+      .template Attr<ffi::Span<const int64_t>>("pad_hi")
+      .template Attr<ffi::Span<const int64_t>>("dilation")
+      .template Attr<int64_t>("groups")
+      .template Attr<int64_t>("transposed");
 }
 
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionF32, Convolve,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<ffi::Span<const int64_t>>("lhs")
-                                  .Attr<ffi::Span<const int64_t>>("rhs")
-                                  .Attr<ffi::Span<const int64_t>>("out")
-                                  .Attr<ffi::Span<const int64_t>>("strides")
-                                  .Attr<ffi::Span<const int64_t>>("pad_lo")
-                                  .Attr<ffi::Span<const int64_t>>("pad_hi")
-                                  .Attr<ffi::Span<const int64_t>>("dilation")
-                                  .Attr<int64_t>("groups")
-                                  .Attr<int64_t>("transposed"));
+                              ConvolutionAttrs(
+                                  ffi::Ffi::Bind().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>()));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionPostF32, ConvolveFused,
+                              ConvolutionAttrs(ffi::Ffi::Bind()
+                                                   .Arg<ffi::AnyBuffer>()
+                                                   .Arg<ffi::AnyBuffer>()
+                                                   .RemainingArgs()
+                                                   .Ret<ffi::AnyBuffer>())
+                                  .Attr<ffi::Span<const int64_t>>("post"));
 
 // ---- the Python module: the handlers as capsules, by target name ----------------------------------------------
 
 static PyObject* Handlers(PyObject*, PyObject*) {
   PyObject* capsule = PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionF32), nullptr, nullptr);
   if (capsule == nullptr) return nullptr;
-  PyObject* result = Py_BuildValue("{s:N}", "tripy_onednn_convolution_f32", capsule);
-  return result;
+  PyObject* fused = PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionPostF32), nullptr, nullptr);
+  if (fused == nullptr) {
+    Py_DECREF(capsule);
+    return nullptr;
+  }
+  return Py_BuildValue("{s:N,s:N}", "tripy_onednn_convolution_f32", capsule, "tripy_onednn_convolution_post_f32",
+                       fused);
 }
 
 static PyObject* OnednnVersion(PyObject*, PyObject*) {
@@ -461,8 +538,9 @@ static PyObject* OnednnVersion(PyObject*, PyObject*) {
   return PyUnicode_FromFormat("%d.%d.%d", v->major, v->minor, v->patch);
 }
 
-// fast(x_shape, w_shape, y_shape, lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed): whether
-// oneDNN runs this convolution (the handler's attributes) with an optimized kernel, not only a reference one.
+// fast(x_shape, w_shape, y_shape, lhs, rhs, out, strides, pad_lo, pad_hi, dilation, groups, transposed[, post]):
+// whether oneDNN runs this convolution (the handler's attributes; `post`: a fused epilogue) with an optimized
+// kernel, not only a reference one.
 static bool Ints(PyObject* sequence, std::vector<int64_t>& out) {
   PyObject* fast = PySequence_Fast(sequence, "expected a sequence of ints");
   if (fast == nullptr) return false;
@@ -474,18 +552,18 @@ static bool Ints(PyObject* sequence, std::vector<int64_t>& out) {
 }
 
 static PyObject* Fast(PyObject*, PyObject* args) {
-  PyObject* seqs[10];
+  PyObject* seqs[11] = {};
   long long groups, transposed;
-  if (!PyArg_ParseTuple(args, "OOOOOOOOOOLL", &seqs[0], &seqs[1], &seqs[2], &seqs[3], &seqs[4], &seqs[5], &seqs[6],
-                        &seqs[7], &seqs[8], &seqs[9], &groups, &transposed)) {
+  if (!PyArg_ParseTuple(args, "OOOOOOOOOOLL|O", &seqs[0], &seqs[1], &seqs[2], &seqs[3], &seqs[4], &seqs[5], &seqs[6],
+                        &seqs[7], &seqs[8], &seqs[9], &groups, &transposed, &seqs[10])) {
     return nullptr;
   }
-  std::vector<int64_t> v[10];
-  for (int k = 0; k < 10; ++k) {
-    if (!Ints(seqs[k], v[k])) return nullptr;
+  std::vector<int64_t> v[11];
+  for (int k = 0; k < 11; ++k) {
+    if (seqs[k] != nullptr && !Ints(seqs[k], v[k])) return nullptr;
   }
   auto span = [&](int k) { return ffi::Span<const int64_t>(v[k].data(), v[k].size()); };
-  Attrs a{span(3), span(4), span(5), span(6), span(7), span(8), span(9), groups, transposed};
+  Attrs a{span(3), span(4), span(5), span(6), span(7), span(8), span(9), groups, transposed, span(10)};
   try {
     return PyBool_FromLong(!Create(span(0), span(1), span(2), a)->reference);
   } catch (const dnnl::error& e) {

@@ -3,7 +3,9 @@
 which ops they serve (its ``onednn-convolutions`` pass) and registers them with XLA.
 
 ``handlers()``: the handlers, as capsules, by custom-call target name. ``CONVOLUTION``: the float32 convolution's
-target (oneDNN; operands as XLA stores them, the layout named by attributes: see ``csrc/convolution.cc``)."""
+target (oneDNN; operands as XLA stores them, the layout named by attributes: see ``csrc/convolution.cc``).
+``CONVOLUTION_POST``: the same with an elementwise epilogue fused (the ``post`` attribute: ``ADD_CHANNELS``,
+``ADD_TENSOR``, ``RELU`` in order, each add reading the next extra operand), computed as oneDNN writes the result."""
 
 from __future__ import annotations
 
@@ -20,6 +22,10 @@ from . import _native  # noqa: E402
 __version__ = "0.1.0"
 
 CONVOLUTION = "tripy_onednn_convolution_f32"
+CONVOLUTION_POST = "tripy_onednn_convolution_post_f32"
+ADD_CHANNELS = 1  # + a [C] vector along the result's feature dim (a bias, a BatchNorm's shift)
+ADD_TENSOR = 2  # + a tensor of the result's shape (a residual connection)
+RELU = 3  # max(x, 0)
 
 
 def handlers() -> Dict[str, Any]:
@@ -29,10 +35,11 @@ def handlers() -> Dict[str, Any]:
 
 def fast(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:
     """Whether oneDNN runs the convolution of an input of shape `x` with weights `w` into `y` (the handler's
-    `attributes`, by name) with an optimized kernel; False where it has only a reference one (many times slower
-    than XLA's) or none."""
+    `attributes`, by name; with ``post``, the fused epilogue too) with an optimized kernel; False where it has only a
+    reference one (many times slower than XLA's) or none."""
     names = ("lhs", "rhs", "out", "strides", "pad_lo", "pad_hi", "dilation")
-    return bool(_native.fast(x, w, y, *(attributes[n] for n in names), attributes["groups"], attributes["transposed"]))
+    values = (*(attributes[n] for n in names), attributes["groups"], attributes["transposed"])
+    return bool(_native.fast(x, w, y, *values, attributes.get("post", ())))
 
 
 def onednn_version() -> str:

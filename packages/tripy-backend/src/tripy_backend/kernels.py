@@ -25,6 +25,8 @@ _kernels: Optional[Any] = tripy_kernels  # (None once XLA refuses it)
 
 ENV_VAR = "TRIPY_KERNELS"
 CONVOLUTION = "tripy_onednn_convolution_f32"
+CONVOLUTION_POST = "tripy_onednn_convolution_post_f32"  # (with a fused epilogue: ``post``, these codes)
+ADD_CHANNELS, ADD_TENSOR, RELU = 1, 2, 3
 NONE = "none"
 _registered = False
 _lock = threading.Lock()
@@ -58,6 +60,11 @@ def enabled() -> bool:
 def tag() -> str:
     """What compiled code made now may call: ``tripy-kernels <version>``, or ``none``."""
     return f"tripy-kernels {_kernels.__version__}" if enabled() and _kernels is not None else NONE
+
+
+def fuses() -> bool:
+    """Whether the installed kernels have the handler for a convolution with an epilogue (``CONVOLUTION_POST``)."""
+    return _kernels is not None and CONVOLUTION_POST in _kernels.handlers()
 
 
 def slow(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:

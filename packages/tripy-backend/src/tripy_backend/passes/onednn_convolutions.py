@@ -11,6 +11,12 @@ their dims (the convolution's dimension numbers), so the pass adds no transpose.
 which leaves the activations channels-last between convolutions: the layout oneDNN's kernels read fastest.
 A batch of `XLA_IMAGES_PER_CORE` images per core or more stays XLA's, whose one image per core then keeps every core
 busy.
+
+The elementwise ops that follow a served convolution, where each one's input is the previous one's only use, go
+into the same call (the kernels' fused handler, ``post``): a per-channel add (a bias or a BatchNorm's shift,
+broadcast along the feature dim), the add of a tensor of the result's shape (a residual connection) and a ReLU
+(``maximum`` with zero), in any order and number. oneDNN then applies them as it writes each block of the result,
+instead of XLA reading and writing the whole result once more.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
         return module_bytes
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
-        served, batched = 0, 0
+        served, batched, fused = 0, 0, 0
         convolutions = [op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.convolution"]
         for op in convolutions:
             attributes = _attributes(op)
@@ -62,25 +68,38 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
                 continue
             if kernels.slow(*shapes, attributes):
                 continue
-            with ir.InsertionPoint(op), op.location:
+            chain, post, extra = _epilogue(op.result, attributes["out"][1]) if kernels.fuses() else ([], [], [])
+            if chain and kernels.slow(*shapes, {**attributes, "post": post}):
+                chain, post, extra = [], [], []
+            last = chain[-1] if chain else op
+            with ir.InsertionPoint(last), op.location:
+                extra = [_channels(v) if code == kernels.ADD_CHANNELS else v for code, v in extra]
                 call = ir.Operation.create(
                     "stablehlo.custom_call",
                     results=[op.result.type],
-                    operands=list(op.operands),
+                    operands=[*op.operands, *extra],
                     attributes={
-                        "call_target_name": ir.StringAttr.get(kernels.CONVOLUTION),
+                        "call_target_name": ir.StringAttr.get(
+                            kernels.CONVOLUTION_POST if chain else kernels.CONVOLUTION
+                        ),
                         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
                         "backend_config": ir.DictAttr.get(
-                            {k: _array(v) if isinstance(v, list) else _i64(v) for k, v in attributes.items()}
+                            {
+                                k: _array(v) if isinstance(v, list) else _i64(v)
+                                for k, v in {**attributes, **({"post": post} if chain else {})}.items()
+                            }
                         ),
                     },
                 )
-            op.result.replace_all_uses_with(call.result)
-            op.erase()
+            last.result.replace_all_uses_with(call.result)
+            for dead in [*reversed(chain), op]:
+                dead.erase()
             served += 1
+            fused += len(post)
         logger.log(
             lambda: (
                 f"[compile] onednn-convolutions: {served} of {len(convolutions)} to oneDNN"
+                + (f", {fused} elementwise ops fused into them" if fused else "")
                 + (
                     f" ({batched} of a batch of {XLA_IMAGES_PER_CORE} images per core or more stay XLA's)"
                     if batched
@@ -90,6 +109,81 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
             "compile",
         )
         return bytecode(module) if served else module_bytes
+
+
+def _epilogue(result: Any, feature: int) -> Tuple[List[Any], List[int], List[Tuple[int, Any]]]:
+    """The elementwise ops after a convolution's `result` (whose feature dim is `feature`) that its call can apply as
+    oneDNN writes it: (the ops, in order; their codes, ``kernels.ADD_CHANNELS`` and the like; the extra operands,
+    each with its code). Each op's input is the previous one's result and nothing else reads that."""
+    chain: List[Any] = []
+    post: List[int] = []
+    extra: List[Tuple[int, Any]] = []
+    value = result
+    while True:
+        uses = list(value.uses)
+        if len(uses) != 1:
+            break
+        user = uses[0].owner.operation
+        if user.name not in ("stablehlo.add", "stablehlo.maximum") or len(user.operands) != 2:
+            break
+        a, b = user.operands
+        other = b if a == value else a
+        if other == value or other.type != value.type:
+            break
+        if user.name == "stablehlo.maximum":
+            if not _zero(other):
+                break
+            post.append(kernels.RELU)
+        elif _per_channel(other, feature) is not None:
+            post.append(kernels.ADD_CHANNELS)
+            extra.append((kernels.ADD_CHANNELS, _per_channel(other, feature)))
+        else:
+            post.append(kernels.ADD_TENSOR)
+            extra.append((kernels.ADD_TENSOR, other))
+        chain.append(user)
+        value = user.result
+    return chain, post, extra
+
+
+def _producer(value: Any) -> Optional[Any]:
+    """The op that defines `value`; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _per_channel(value: Any, feature: int) -> Optional[Any]:
+    """The vector that `value` broadcasts along dim `feature` (a ``broadcast_in_dim`` of a tensor whose only dim of
+    more than one element becomes `feature`); None if it is not one."""
+    op = _producer(value)
+    if op is None or op.name != "stablehlo.broadcast_in_dim":
+        return None
+    source = op.operands[0]
+    shape = list(ir.RankedTensorType(source.type).shape)
+    dims = [int(d) for d in op.attributes["broadcast_dimensions"]]
+    size = ir.RankedTensorType(value.type).shape[feature]
+    if int(np.prod(shape)) != size or any(n != 1 and d != feature for n, d in zip(shape, dims)):
+        return None
+    return source
+
+
+def _zero(value: Any) -> bool:
+    """Whether `value` is zero everywhere: a zero constant, broadcast."""
+    op = _producer(value)
+    while op is not None and op.name == "stablehlo.broadcast_in_dim":
+        op = _producer(op.operands[0])
+    if op is None or op.name != "stablehlo.constant":
+        return False
+    dense = ir.DenseElementsAttr(op.attributes["value"])
+    return dense.is_splat and ir.FloatAttr(dense.get_splat_value()).value == 0.0
+
+
+def _channels(vector: Any) -> Any:
+    """`vector` (one dim of C elements, the rest 1) as a ``[C]`` tensor, made at the insertion point."""
+    t = ir.RankedTensorType(vector.type)
+    if t.rank == 1:
+        return vector
+    flat = ir.RankedTensorType.get([int(np.prod(t.shape))], t.element_type)
+    return stablehlo.ReshapeOp(flat, vector).result
 
 
 def _shapes(op: Any) -> Tuple[List[int], List[int], List[int]]:
