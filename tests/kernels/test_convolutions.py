@@ -155,6 +155,33 @@ def test_a_convolution_result_read_elsewhere_is_not_fused():
     assert "stablehlo.add" in text and "stablehlo.maximum" in text
 
 
+def test_a_bias_alone_is_fused_only_where_xla_could_not_fuse_it():
+    """A per-channel add alone costs XLA nothing where it fuses it into what reads it (here: the function's result);
+    before another convolution it would be a pass of its own, so it goes into the call."""
+    served = onednn_convolutions.rewrite(epilogue_module(["bias"]), Job())
+    with context():
+        text = str(ir.Module.parse(served))
+    assert "post_f32" not in text and "stablehlo.add" in text
+
+    y = "tensor<1x7x7x128xf32>"
+    program = f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<128xf32>, %k2: tensor<128x128x1x1xf32>) -> {y} {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}
+  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}
+  %2 = stablehlo.add %0, %1 : {y}
+  %3 = stablehlo.convolution(%2, %k2) dim_numbers = {NHWC}, window = {{stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({y}, tensor<128x128x1x1xf32>) -> {y}
+  return %3 : {y}
+}}""".encode()
+    served = onednn_convolutions.rewrite(program, Job())
+    with context():
+        text = str(ir.Module.parse(served))
+    assert "@tripy_onednn_convolution_post_f32" in text and "stablehlo.add" not in text
+    rng = np.random.default_rng(6)
+    shapes = [(1, 14, 14, 64), (128, 64, 3, 3), (128,), (128, 128, 1, 1)]
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    expected = run(program, *args)
+    np.testing.assert_allclose(run(served, *args), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
 def test_an_epilogue_operand_of_the_wrong_size_is_refused():
     """The fused handler checks each epilogue operand against the result (a [C] vector, or the result's shape) and
     fails the call with a message, instead of reading past a buffer."""
