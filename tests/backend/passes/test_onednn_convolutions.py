@@ -137,14 +137,3 @@ def test_a_convolution_with_only_onednns_reference_kernel_stays_xlas(monkeypatch
     ]
     monkeypatch.setattr(kernels, "slow", lambda *args: False)
     same_module(onednn_convolutions.rewrite(GROUPED, Job()), CALL)
-
-
-def test_a_batch_of_many_images_per_core_stays_xlas(monkeypatch, same_module):
-    # (XLA:CPU runs one image per core: from 4 per core its convolutions kept the cores busy and ran faster)
-    monkeypatch.setattr(kernels, "slow", lambda *args: False)
-    monkeypatch.setattr(onednn_convolutions, "cores", lambda: 1)
-    same_module(onednn_convolutions.rewrite(GROUPED, Job()), CALL)  # (2 images on 1 core)
-    wide = GROUPED.replace(b"2x9x11x8", b"4x9x11x8").replace(b"2x5x5x16", b"4x5x5x16")
-    assert onednn_convolutions.rewrite(wide, Job()) is wide
-    monkeypatch.setattr(onednn_convolutions, "cores", lambda: 2)
-    assert onednn_convolutions.rewrite(wide, Job()) is not wide

@@ -9,8 +9,8 @@ kernels are many times slower than XLA's: ``kernels.slow``), and transposed conv
 them (input dilation, the kernel reversed: oneDNN's deconvolution); not batch groups. The operands are passed as the program stores them: the custom call's attributes name
 their dims (the convolution's dimension numbers), so the pass adds no transpose. It runs after ``channels-last``,
 which leaves the activations channels-last between convolutions: the layout oneDNN's kernels read fastest.
-A batch of `XLA_IMAGES_PER_CORE` images per core or more stays XLA's, whose one image per core then keeps every core
-busy.
+Batches too: XLA runs one image per core, which kept the cores busier than oneDNN's convolutions did until their
+threads were kept apart and their epilogues fused (ResNet-18 at batch 8: now 146-161 ms against XLA's 154-182).
 
 The elementwise ops that follow a served convolution, where each one's input is the previous one's only use, go
 into the same call (the kernels' fused handler, ``post``): a per-channel add (a bias or a BatchNorm's shift,
@@ -23,7 +23,6 @@ post-ops they cost the U-Net 3-5%.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -34,16 +33,6 @@ from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend import cpu_plan, kernels
 from tripy_backend.passes import Job, Pass
-
-
-# Images per core from which a convolution stays XLA's (ResNet-18, 2-core VM, 0.1 s between calls: batch 8 155-166
-# ms with XLA's convolutions against 173-184 with oneDNN's; batch 4 87.5 against 84; batch 2 59 against 46).
-XLA_IMAGES_PER_CORE = 4
-
-
-def cores() -> int:
-    """The cores this process may run on (XLA:CPU's threads, and oneDNN's)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def rewrite(module_bytes: bytes, job: Job) -> bytes:
@@ -58,16 +47,13 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
         return module_bytes
     with context(), ir.Location.unknown():
         module = ir.Module.parse(module_bytes)
-        served, batched, fused = 0, 0, 0
+        served, fused = 0, 0
         convolutions = [op for op in cpu_plan.walk(module.operation) if op.name == "stablehlo.convolution"]
         for op in convolutions:
             attributes = _attributes(op)
             if attributes is None:
                 continue
             shapes = _shapes(op)
-            if shapes[0][attributes["lhs"][0]] >= XLA_IMAGES_PER_CORE * cores():
-                batched += 1
-                continue
             if kernels.slow(*shapes, attributes):
                 continue
             chain, post, extra = _epilogue(op.result, attributes["out"][1]) if kernels.fuses() else ([], [], [])
@@ -102,11 +88,6 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
             lambda: (
                 f"[compile] onednn-convolutions: {served} of {len(convolutions)} to oneDNN"
                 + (f", {fused} elementwise ops fused into them" if fused else "")
-                + (
-                    f" ({batched} of a batch of {XLA_IMAGES_PER_CORE} images per core or more stay XLA's)"
-                    if batched
-                    else ""
-                )
             ),
             "compile",
         )
