@@ -1,7 +1,8 @@
 """Builds tripy-kernels' native module against the XLA FFI header of the jaxlib installed (``jax.ffi.include_dir()``)
-and oneDNN's headers and library as the ``onednn-devel`` and ``onednn`` wheels install them (``<prefix>/include``,
-``<prefix>/lib``). The module finds libdnnl beside it at run time through a relative search path: site-packages'
-``tripy_kernels/`` is three levels below ``<prefix>/lib``."""
+and oneDNN's and TBB's headers and libraries as the ``onednn-devel-cpu-tbb``, ``tbb-devel`` and ``onednn-cpu-tbb`` wheels
+install them (``<prefix>/include``, ``<prefix>/lib``). The module finds libdnnl, libtbb and the Intel compiler's runtime
+(which libdnnl needs) beside it at run time through a relative search path: site-packages' ``tripy_kernels/`` is
+three levels below ``<prefix>/lib``."""
 
 import os
 import sys
@@ -19,11 +20,14 @@ def ffi_include_dir() -> str:
 
 
 def onednn_prefix() -> str:
-    """The prefix whose include/ has oneDNN's headers (`ONEDNN_PREFIX`, or this Python's)."""
+    """The prefix whose include/ has oneDNN's and TBB's headers (`ONEDNN_PREFIX`, or this Python's)."""
+    headers = [("oneapi", "dnnl", "dnnl.hpp"), ("oneapi", "tbb", "parallel_for.h")]
     for prefix in [os.environ.get("ONEDNN_PREFIX", ""), sys.prefix, sysconfig.get_config_var("prefix") or ""]:
-        if prefix and os.path.exists(os.path.join(prefix, "include", "oneapi", "dnnl", "dnnl.hpp")):
+        if prefix and all(os.path.exists(os.path.join(prefix, "include", *h)) for h in headers):
             return prefix
-    raise SystemExit("tripy-kernels: oneDNN's headers not found: pip install onednn onednn-devel")
+    raise SystemExit(
+        "tripy-kernels: oneDNN's or TBB's headers not found: pip install onednn-cpu-tbb onednn-devel-cpu-tbb tbb-devel"
+    )
 
 
 prefix = onednn_prefix()
@@ -34,9 +38,9 @@ setup(
             sources=["csrc/convolution.cc"],
             include_dirs=[ffi_include_dir(), os.path.join(prefix, "include")],
             library_dirs=[os.path.join(prefix, "lib")],
-            libraries=["dnnl"],
-            extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden", "-fopenmp"],
-            extra_link_args=["-fopenmp", "-Wl,-rpath,$ORIGIN/../../..", "-Wl,--disable-new-dtags"],
+            libraries=["dnnl", "tbb"],
+            extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
+            extra_link_args=["-Wl,-rpath,$ORIGIN/../../..", "-Wl,--disable-new-dtags"],
             language="c++",
         )
     ]

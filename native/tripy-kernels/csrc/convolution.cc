@@ -8,17 +8,16 @@
 // kernel for those layouts (channels-last activations, as tripy's channels-last pass leaves them, are its fastest),
 // reordering the activations only where it has no fast kernel for their layout. The weights are read in oneDNN's
 // blocked layout from a copy laid out once per weight buffer and kept while the buffer holds the same contents
-// (``Weights``). Primitives are created once per distinct convolution and kept for the life of the process; oneDNN
-// runs them on its own threads (OpenMP), kept on distinct CPUs while a convolution runs (``Spread``).
+// (``Weights``). Primitives are created once per distinct convolution and kept for the life of the process. oneDNN
+// runs them on its threads: the TBB build, whose one pool of threads serves every thread that calls (XLA calls a
+// custom call from any of its threads). With GNU OpenMP's, each calling thread had a team of its own, woken for each
+// convolution after sleeping (spinning teams held the cores XLA's next ops wanted) and often placed on its caller's
+// CPU, where the convolution ran at one core's speed: ResNet-18 at batch 1, 2-core VM, `convnet.py` alternated
+// runs, 20.0-21.2 ms on TBB's threads against 22.0-26.2 on OpenMP teams kept on distinct CPUs by hand.
 #include <Python.h>
-#include <omp.h>
-#include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "oneapi/tbb/parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -222,7 +222,7 @@ dnnl::memory In(const Reorder& reorder, void* data, dnnl::stream& stream) {
 // What a buffer holds, to tell whether a laid-out copy of it is still its copy: 8 independent 64-bit lanes, each a
 // chain of ``h = mix((h ^ word) * odd)`` over every 8th word. Each step is a bijection of ``h`` for a given word, so
 // changing any one word changes its lane's result; other changes collide with odds of about 2^-64. The lanes are
-// hashed in chunks on oneDNN's OpenMP threads: the weights are read once, at memory speed.
+// hashed in chunks on oneDNN's threads (TBB's): the weights are read once, at memory speed.
 typedef uint64_t __attribute__((may_alias)) Word;  // (the weights' bytes, read as 64-bit words)
 
 struct Fingerprint {
@@ -247,16 +247,20 @@ struct Fingerprint {
     for (int l = 0; l < kLanes; ++l) lanes[l] = h[l];
   }
 
-  // Each chunk's lanes (chunks of whole steps, on OpenMP's threads), then the bytes after the last whole step
+  // Each chunk's lanes (chunks of whole steps, on TBB's threads), then the bytes after the last whole step
   // (fewer than a step's), chained in order: which chunk a word is in counts.
   static Fingerprint Of(const void* data, size_t bytes) {
     const auto* words = static_cast<const Word*>(data);
     size_t n = bytes / (sizeof(Word) * kLanes) * kLanes, chunks = (n + kChunkWords - 1) / kChunkWords;
     std::vector<uint64_t> parts((chunks + 1) * kLanes, 0);
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < static_cast<int64_t>(chunks); ++c) {
-      size_t begin = static_cast<size_t>(c) * kChunkWords;
-      Chain(words + begin, std::min(kChunkWords, n - begin), &parts[static_cast<size_t>(c) * kLanes]);
+    auto chain = [&](size_t c) {
+      size_t begin = c * kChunkWords;
+      Chain(words + begin, std::min(kChunkWords, n - begin), &parts[c * kLanes]);
+    };
+    if (chunks > 1) {
+      tbb::parallel_for(size_t{0}, chunks, chain);
+    } else if (chunks == 1) {
+      chain(0);
     }
     std::memcpy(&parts[chunks * kLanes], static_cast<const char*>(data) + n * sizeof(Word), bytes - n * sizeof(Word));
     Fingerprint f;
@@ -359,74 +363,6 @@ class WeightCache {
   std::unordered_map<uintptr_t, int> pinned_;  // address -> how many pins
 };
 
-// Keeps a convolution's OpenMP team apart while it runs: the calling thread on the CPU it is on, each other thread of
-// its team on one of the other CPUs the caller may use (ONNX Runtime and OpenVINO pin their threads likewise). Left
-// to the scheduler, a team thread woken for a parallel region (they sleep between regions: OMP_WAIT_POLICY=PASSIVE)
-// often landed on its caller's CPU and stayed there for several convolutions in a row, which then ran at one core's
-// speed (2-core VM, two threads calling in turn as XLA's do, 0.2 s pauses: a 3x3 64->64 convolution at 56x56 took
-// 2.06 ms in 99 of 100 calls; kept apart, 1.13 ms median). The caller gets its CPUs back after; a team's threads are
-// placed again only when their caller is on another CPU than last time. TRIPY_KERNELS_SPREAD=0: no placing.
-// (Nothing spins to keep the other CPUs awake between calls: a thread spinning at idle priority on them, which had
-// made up for the slow wake-ups after a pause, then slowed the team's placed threads down: ResNet-18 at batch 1 after
-// 0.2 s pauses, 2-core VM, in one process: 22.1-22.2 ms without it, 24.5-24.7 with it, 25.6-26.5 neither placed nor
-// kept awake.)
-class Spread {
- public:
-  Spread() {
-    if (!Enabled() || pthread_getaffinity_np(pthread_self(), sizeof allowed_, &allowed_) != 0) return;
-    int here = sched_getcpu();
-    if (here < 0 || !CPU_ISSET(here, &allowed_) || CPU_COUNT(&allowed_) < 2 || !StayOn(here)) return;
-    held_ = true;
-    thread_local int placed_around = -1;  // (the CPU this thread's team was last placed around, in which process:
-    thread_local pid_t placed_in = 0;     // a forked child's team is new)
-    if (placed_around != here || placed_in != getpid()) {
-      placed_around = here;
-      placed_in = getpid();
-      Place(here);
-    }
-  }
-
-  ~Spread() {
-    if (held_) pthread_setaffinity_np(pthread_self(), sizeof allowed_, &allowed_);
-  }
-
-  Spread(const Spread&) = delete;
-  Spread& operator=(const Spread&) = delete;
-
- private:
-  static bool Enabled() {
-    static const bool enabled = [] {
-      const char* env = std::getenv("TRIPY_KERNELS_SPREAD");
-      return env == nullptr || std::string(env) != "0";
-    }();
-    return enabled;
-  }
-
-  // Each other thread of the caller's team onto one of the other allowed CPUs, in turn (each places itself).
-  void Place(int here) {
-    std::vector<int> others;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (cpu != here && CPU_ISSET(cpu, &allowed_)) others.push_back(cpu);
-    }
-#pragma omp parallel
-    {
-      int i = omp_get_thread_num();
-      if (i > 0) StayOn(others[(i - 1) % others.size()]);
-    }
-  }
-
-  // The calling thread on `cpu` only.
-  static bool StayOn(int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-  }
-
-  cpu_set_t allowed_;
-  bool held_ = false;
-};
-
 // `extra`: the data of the epilogue's operands (``Attrs::post``), in order.
 ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y, Attrs a,
                const std::vector<void*>& extra = {}) {
@@ -436,7 +372,6 @@ ffi::Error Run(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y
   try {
     std::string key = Key(x, w, a);
     auto conv = Find(key, x, w, *y, a);
-    Spread apart;
     dnnl::stream stream(Engine());
     auto src = In(conv->src, x.untyped_data(), stream);
     auto weights = WeightCache::Get().Weights(*conv, key, w.untyped_data(), stream);

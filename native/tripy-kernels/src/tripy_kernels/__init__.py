@@ -9,15 +9,9 @@ target (oneDNN; operands as XLA stores them, the layout named by attributes: see
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, Sequence
 
-# oneDNN runs on GNU OpenMP threads, which by default spin after each parallel region, holding a core that XLA's
-# own threads (the next ops) want: a 3x3 64->64 convolution at 56x56 took 16-24 ms on two spinning threads against
-# 3.4-4.9 sleeping (2-core machine, loaded). Set before libgomp loads (it reads it then); a value set already stays.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from . import _native  # noqa: E402
+from . import _native
 
 __version__ = "0.1.0"
 
