@@ -257,11 +257,7 @@ struct Fingerprint {
       size_t begin = c * kChunkWords;
       Chain(words + begin, std::min(kChunkWords, n - begin), &parts[c * kLanes]);
     };
-    if (chunks > 1) {
-      tbb::parallel_for(size_t{0}, chunks, chain);
-    } else if (chunks == 1) {
-      chain(0);
-    }
+    tbb::parallel_for(size_t{0}, chunks, chain);
     std::memcpy(&parts[chunks * kLanes], static_cast<const char*>(data) + n * sizeof(Word), bytes - n * sizeof(Word));
     Fingerprint f;
     f.bytes = bytes;
