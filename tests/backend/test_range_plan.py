@@ -54,3 +54,10 @@ def test_sizes_of_a_static_program_per_shape(variables, expected):
 def test_lookup_gives_each_size_its_bucket():
     assert range_plan.lookup([1, 2, 4, 8], 8) == [1, 1, 2, 4, 4, 8, 8, 8, 8]
     assert range_plan.lookup([2, 3], 4, exact=True) == [-1, -1, 2, 3, -1]
+
+
+def test_finer_bounds_add_three_times_the_powers_of_two_within_the_limit():
+    assert range_plan.finer([1, 2, 4, 7, 8, 16, 32], 1, 32) == [1, 2, 3, 4, 6, 7, 8, 12, 16, 24, 32]
+    assert range_plan.finer([1, 2, 4, 8, 16, 32], 1, 32, count=8) == [1, 2, 4, 8, 12, 16, 24, 32]  # (largest first)
+    assert range_plan.finer([1, 2, 4, 8, 16, 25], 1, 25) == [1, 2, 3, 4, 6, 8, 12, 16, 25]  # (not 24: hi - 1)
+    assert range_plan.finer([16, 32, 64], 16, 64) == [16, 24, 32, 48, 64]

@@ -6,13 +6,14 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
 
 import tripy as tp
 import tripy_backend
-from tripy_backend import background, range_plan
+from tripy_backend import background, range_plan, ranges
 
 RNG = np.random.default_rng(0)
 
@@ -26,7 +27,8 @@ def matmul_program():
 def test_compile_returns_with_the_cover_and_opt_and_the_rest_follows(logged):
     w, func = matmul_program()
     exe, text = logged(lambda: tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
-    assert "ready in " in text and "one program for the whole range; 7 more compile in the background" in text
+    # (a product of independent rows that is not cheap: buckets at 3 * 2**k too, see ``range_plan.finer``)
+    assert "ready in " in text and "one program for the whole range; 12 more compile in the background" in text
     assert "more compile in the background" in text
     assert exe.wait(timeout=600) and exe.ready
     assert exe._program.ranges.programs.keys() == set(exe._program.ranges.buckets())
@@ -128,3 +130,34 @@ def test_exiting_while_the_plan_compiles_neither_hangs_nor_crashes(calls):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "exiting" in proc.stdout
+
+
+def test_independent_rows_run_in_the_smallest_bucket_ready_while_theirs_compiles(monkeypatch):
+    gate = threading.Event()
+    compile_later = ranges.RangeProgram._compile_later
+
+    def held(self, bucket):  # (only the bucket of 5 and 6 rows compiles until the test lets the others)
+        if bucket != (6,):
+            gate.wait(600)
+        compile_later(self, bucket)
+
+    missing = ranges.RangeProgram._missing
+    monkeypatch.setattr(ranges.RangeProgram, "_compile_later", held)
+    monkeypatch.setattr(ranges.RangeProgram, "_missing", lambda self: sorted(missing(self), key=lambda b: b != (6,)))
+    w, func = matmul_program()  # (not cheap: buckets at 3 * 2**k too, 1 2 3 4 6 7 8 12 16 24 32 48 64)
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+    plan = exe._program.ranges
+    try:
+        assert plan.rows
+        for _ in range(6000):
+            if (6,) in plan.programs:
+                break
+            time.sleep(0.01)
+        for n, stand_in in [(1, (6,)), (5, (6,)), (20, (64,))]:
+            x = RNG.standard_normal((n, 1024)).astype(np.float32)
+            assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2), n
+            assert plan.running([(n, 1024)])[0] == stand_in, n
+    finally:
+        gate.set()
+    assert exe.wait(timeout=600)
+    assert plan.running([(1, 1024)])[0] == (1,)

@@ -194,7 +194,8 @@ def test_the_compile_log_says_what_is_ready_and_what_compiles_in_the_background(
     _, text = logged(lambda: tp.compile(lambda x: x * 2.0, args=[tp.InputInfo(((1, 4, 64), 3), tp.float32)]))
     # the cover (x[0] <= 64, made for the whole range); the rest later, opt's static program (x[0] = 4) first
     assert "ready in " in text
-    assert "one program for the whole range; 7 more compile in the background" in text  # 1, 2, 3, 4, 8, 16, 32
+    # 1, 2, 3, 4, 8, 16, 32, and (independent rows, not cheap here: ``range_plan.finer``) 6, 12, 24, 48
+    assert "one program for the whole range; 11 more compile in the background" in text
     assert "bucket 8/8 of the declared range: x[0] <= 64" in text  # (the only compile it waited for)
 
 
@@ -205,7 +206,8 @@ def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     )
     assert "a cheap program" not in text  # 134 MFLOP at 64 rows
     lines = [line for line in text.splitlines() if "computes_much" in line]  # (not earlier tests' background compiles)
-    assert sum("bucket" in line and not line.endswith(" ...") for line in lines) == 8  # 1, 2, 4, 7, 8, 16, 32, 64
+    # 1, 2, 4, 7, 8, 16, 32, 64, and (independent rows: ``range_plan.finer``) 3, 6, 12, 24, 48
+    assert sum("bucket" in line and not line.endswith(" ...") for line in lines) == 13
     for n in (5, 20):
         exe(tp.ones((n, 1024))).eval()
     assert not exe._program._launchers  # (no static programs for its calls' shapes)
@@ -295,3 +297,28 @@ def test_a_padded_output_reads_the_same_every_way():
         got = read(out)
         assert got.shape == (5, 3) and np.allclose(got, expected, rtol=1e-6)
         assert np.allclose(np.asarray(out), y, rtol=1e-6)  # (still the same after the read)
+
+
+def _conv_relu(x, w, b):
+    """NumPy's 3x3 convolution (padding 1, NCHW) and ReLU."""
+    windows = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), (2, 3))
+    return np.maximum(np.einsum("nchwij,ocij->nohw", windows, w) + b[None, :, None, None], 0.0)
+
+
+def test_independent_rows_run_every_size_in_static_programs(logged):
+    conv = tp.Conv(3, 4, (3, 3), padding=((1, 1), (1, 1)))
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(4).astype(np.float32)
+    conv.load_state_dict({"weight": tp.Tensor(w), "bias": tp.Tensor(b)})
+    exe, text = logged(
+        lambda: tp.compile(lambda x: tp.relu(conv(x)), args=[tp.InputInfo(((0, 2, 6), 3, 8, 8), tp.float32)])
+    )
+    assert "the rows along x[0] are independent: the plan's programs are static programs at their bounds" in text
+    before = tripy_backend.compilation_count()
+    for ready in (False, True):  # (sizes 0 and 1 too: in a larger bucket's program while theirs compiles)
+        for n in range(7):
+            x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+            got = np.from_dlpack(exe(tp.Tensor(x)))
+            assert got.shape == (n, 4, 8, 8) and np.allclose(got, _conv_relu(x, w, b), rtol=1e-4, atol=1e-4), n
+        assert exe.wait(timeout=600), ready
+    assert tripy_backend.compilation_count() == before

@@ -103,7 +103,7 @@ def test_lower_markers(same_module):
 
 @pytest.mark.parametrize("rows", [1, 5, 8])
 def test_bounded_program_runs_every_size_up_to_its_bound(rows):
-    program, out_dims = pipeline.bound(DYNAMIC.encode(), [(8, 4)], [(0, 0)])
+    program, out_dims, _ = pipeline.bound(DYNAMIC.encode(), [(8, 4)], [(0, 0)])
     assert out_dims == [[0]]
     exe = _xla.compile(program, "cpu", 0)
     x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
@@ -150,7 +150,7 @@ def test_only_values_that_reach_other_ops_than_elementwise_ones_get_their_sizes_
 
 @pytest.mark.parametrize("rows", [1, 5, 8])
 def test_an_elementwise_chain_without_set_sizes_runs_every_size(rows):
-    program, out_dims = pipeline.bound(CHAIN.encode(), [(8, 4)], [(0, 0)])
+    program, out_dims, _ = pipeline.bound(CHAIN.encode(), [(8, 4)], [(0, 0)])
     exe = _xla.compile(program, "cpu", 0)
     x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
     padded = np.full((8, 4), np.nan, np.float32)  # (padding that would show in any real element it reached)

@@ -255,14 +255,14 @@ def _version(text: str) -> Tuple[int, ...]:
 
 
 def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
-    """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell)."""
+    """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell: no
+    cost analysis, or a negative count, which jaxlib 0.6's XLA:CPU gives for a large matrix product)."""
     try:
         cost = executable.cost_analysis()
-        return (
-            float(cost.get("flops", max_flops)) < max_flops and float(cost.get("bytes accessed", max_bytes)) < max_bytes
-        )
+        flops, accessed = float(cost.get("flops", max_flops)), float(cost.get("bytes accessed", max_bytes))
     except Exception:  # (a backend without a cost analysis)
         return False
+    return 0 <= flops < max_flops and 0 <= accessed < max_bytes
 
 
 def refine_shapes(module_bytes: bytes) -> bytes:

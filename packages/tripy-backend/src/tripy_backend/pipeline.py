@@ -1,16 +1,18 @@
 """The backend's StableHLO passes, by name, in the order they run (``passes``: one module each):
 
-1. ``bounded-markers``: a bounded program's run-time twins of its shape arithmetic, and markers (bounded only);
-2. ``static-shapes``: the inputs' static shapes (exact ones, or a bucket's bounds), shape refinement;
-3. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
-4. ``cse``: repeated size arithmetic merged (bounded only);
-5. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
-6. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
-7. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
+1. ``independent-rows``: a bounded program whose rows are independent gets its real sizes as arguments and
+   returns them, and needs no markers (bounded, one size variable only);
+2. ``bounded-markers``: a bounded program's run-time twins of its shape arithmetic, and markers (bounded only);
+3. ``static-shapes``: the inputs' static shapes (exact ones, or a bucket's bounds), shape refinement;
+4. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
+5. ``cse``: repeated size arithmetic merged (bounded only);
+6. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
+7. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
+8. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
 
-``SHAPES`` (1-4) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
+``SHAPES`` (1-5) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
-``XLA`` (5-7) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+``XLA`` (6-8) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
 cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
 ``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
 """
@@ -31,13 +33,20 @@ from tripy_backend.passes import (
     bounded_markers,
     channels_last,
     cse,
+    independent_rows,
     lower_markers,
     matrix_vector,
     onednn_convolutions,
     static_shapes,
 )
 
-SHAPES: Tuple[Pass, ...] = (bounded_markers.PASS, static_shapes.PASS, lower_markers.PASS, cse.PASS)
+SHAPES: Tuple[Pass, ...] = (
+    independent_rows.PASS,
+    bounded_markers.PASS,
+    static_shapes.PASS,
+    lower_markers.PASS,
+    cse.PASS,
+)
 # (onednn-convolutions after channels-last: the convolutions it serves then read and write channels-last activations,
 # oneDNN's fastest layout, and channels-last's transposes have cancelled between them)
 XLA: Tuple[Pass, ...] = (channels_last.PASS, onednn_convolutions.PASS, matrix_vector.PASS)
@@ -76,13 +85,16 @@ def bound(
     dynamic_dims: Sequence[Tuple[int, int]],
     lows: Optional[Sequence[Tuple[int, ...]]] = None,
     name: str = "program",
-) -> Tuple[bytes, List[List[int]]]:
+    variables: Sequence[str] = (),
+) -> Tuple[bytes, List[List[int]], bool]:
     """The bounded program for one bucket (`bounds`: its static shape per input; `dynamic_dims`: the (input, dim)
     pairs padded to their bound, in the order their real sizes are passed, as ``i32`` scalars after the inputs;
-    `lows`: its smallest shapes), and the padded dims of each output. Raises ``markers.Unsupported`` (its subclass
-    ``SmallSize`` for this bucket only) where bounded dims cannot express the program."""
-    job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), lows=lows)
-    return run(SHAPES, module_bytes, job), job.out_dims
+    `lows`: its smallest shapes; `variables`: each dynamic dim's size variable, if known), the padded dims of each
+    output, and whether its rows are independent (``independent-rows``: then any size up to the bounds, 0 and 1
+    included, runs in it). Raises ``markers.Unsupported`` (its subclass ``SmallSize`` for this bucket only) where
+    bounded dims cannot express the program."""
+    job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), lows=lows, variables=variables)
+    return run(SHAPES, module_bytes, job), job.out_dims, job.rows
 
 
 def for_xla(

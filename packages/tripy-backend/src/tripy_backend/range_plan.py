@@ -15,6 +15,10 @@ program (XLA's cost analysis of its largest bucket: under `CHEAP_FLOPS` and `CHE
 program for each input shape its calls bring, compiled in the background (at most `EXACT_SIZES` of them), so that
 its calls at a shape run padded only until that shape's own program is ready.
 
+A program whose rows are independent along its one variable (``passes.independent_rows``: a bucket's program is
+the static program at its bound) and that is not cheap gets ``3 * 2**k`` bounds too (`finer`), after its largest
+bucket has compiled: a call then computes at most 1.5x its rows.
+
 A program that bounded dims cannot express (``passes.markers.Unsupported``: a convolution, window, sort, ...
 whose padding would change real results) gets a static program per shape instead, for every combination
 of sizes in the ranges if there are at most `MAX_STATIC_PROGRAMS` of them; a wider range gets them for the
@@ -68,6 +72,15 @@ def bounds_for(lo: int, opt: int, hi: int, count: Optional[int] = None) -> List[
     if len(kept) > 2 and kept[-2] == hi - 1 and hi - 1 != opt:
         kept.pop(-2)
     return kept
+
+
+def finer(bounds: List[int], lo: int, hi: int, count: int = MAX_PROGRAMS) -> List[int]:
+    """`bounds` with ``3 * 2**k`` between the powers of two (the largest first, while there are at most `count`):
+    for a program whose buckets are static programs at their bounds (``passes.independent_rows``), each costs a
+    static compile, and a call then computes at most 1.5x its rows instead of 2x. Not ``hi - 1``: the largest
+    bucket keeps more than one size (its program runs every shape while the others compile)."""
+    extra = [3 << k for k in range(max(hi, 1).bit_length()) if lo <= (3 << k) < hi - 1 and (3 << k) not in bounds]
+    return sorted(set(bounds) | set(sorted(extra, reverse=True)[: max(0, count - len(bounds))]))
 
 
 def plan_sizes(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:

@@ -4,7 +4,8 @@ and gives each call the launcher of the best program ready for its shapes (``lau
 ranges compiles.
 
 ``tp.compile`` waits for one program: the largest bucket's, made for the whole range (the *cover*: it runs any
-shape in range). The other buckets then compile in the background (``background.Jobs``), the opt shapes' static
+shape in range). A program whose rows are independent along its one size variable (``passes.independent_rows``)
+has the static program at each bucket's bound as that bucket's program (`rows`). The other buckets then compile in the background (``background.Jobs``), the opt shapes' static
 program first, and a call whose bucket is not ready yet runs in the cover. If bounded dims
 cannot express the program (``passes.markers.Unsupported``), the plan is a static program per shape, all compiled
 before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1 (``markers.SmallSize``) gives each of
@@ -67,15 +68,18 @@ class RangeProgram:
         self.lock = threading.RLock()  # (background compiles change the plan's programs: readers copy under it)
         self._start = time.perf_counter()
         self.cheap = False  # a cheap program (``range_plan.CHEAP_FLOPS``): its calls' shapes get static programs
+        # The bounded programs' rows are independent (``passes.independent_rows``): static at their bounds, they run
+        # any size up to them, 0 and 1 included
+        self.rows = False
         self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._bucket_launchers: Dict[Tuple[int, ...], Any] = {}  # each bounded bucket's, shared by its shapes
-        # shapes -> the cover's launcher for them, while their bucket compiles (`launcher`)
         self._left_out: set = set()  # buckets whose bounds the program rejects (`_compile_bucket`)
         self._valid_shapes: Dict[Tuple[Tuple[int, ...], ...], bool] = {}  # (see `covers`)
-        self._provisional: Dict[Tuple[Tuple[int, ...], ...], BoundedLauncher] = {}
+        # shapes -> (the bucket standing in for theirs while it compiles, its launcher for them)
+        self._provisional: Dict[Tuple[Tuple[int, ...], ...], Tuple[Tuple[int, ...], BoundedLauncher]] = {}
 
     def _plan(self, per_size: bool = False) -> None:
         self.per_size = per_size
@@ -153,7 +157,8 @@ class RangeProgram:
 
     def _compile_first(self, progress: Any) -> None:
         """The cover: the largest bucket's program, made for the whole range (see `compile`); then whether the
-        program is cheap (`_find_cheap`). (Not the opt bucket's too: two programs side by side took ~1.7x one on
+        program is cheap (`_find_cheap`), and if its rows are independent and it is not, finer buckets
+        (``range_plan.finer``). (Not the opt bucket's too: two programs side by side took ~1.7x one on
         2 cores, where the plan's pass pipeline holds the GIL; opt's compiles first in the background.)"""
         largest = self._largest()
         if largest not in self.programs:  # (loaded, see `deserialize`)
@@ -166,6 +171,18 @@ class RangeProgram:
         elif largest in self.programs and not self.exact(largest) and not self.loaded:
             self._cover_program = (largest, self.programs[largest])
         self._find_cheap()
+        if not self.rows or self.loaded:
+            return
+        (name,) = self.names  # (one variable: ``passes.independent_rows``)
+        logger.log(
+            f"[compile] {self.compiler.name}: the rows along {name} are independent: the plan's programs are static "
+            "programs at their bounds, and any size up to a bound runs in its program",
+            "compile",
+        )
+        if not self.cheap:
+            lo, _, hi = self.variables[name]
+            self.bounds[name] = range_plan.finer(self.bounds[name], lo, hi)
+            self._bound_of[name] = range_plan.lookup(self.bounds[name], hi)
 
     def _find_cheap(self) -> None:
         """Whether XLA's cost analysis finds the largest bucket's program cheap (see ``range_plan``): then the shapes
@@ -197,14 +214,14 @@ class RangeProgram:
         return self._cover_program is not None
 
     def _missing(self) -> List[Tuple[int, ...]]:
-        """The plan's buckets without a program: those of sizes 0 and 1 first (the cover does not run them, see
-        `covers`), then opt's and its neighbours (the likeliest calls)."""
+        """The plan's buckets without a program: those of sizes 0 and 1 first (unless the rows are independent, the
+        cover does not run them, see `covers`), then opt's and its neighbours (the likeliest calls)."""
         opt = self._opt_bucket()
         rest = [b for b in self.buckets() if b not in self.programs]
         return sorted(
             rest,
             key=lambda b: (
-                min(b) > 1,
+                min(b) > 1 or self.rows,
                 sum(abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)),
             ),
         )
@@ -347,8 +364,13 @@ class RangeProgram:
                 self.programs[bucket] = (exe, [])
             return
         try:
-            module, out_dims = pipeline.bound(
-                self.module_bytes, shapes, self.dynamic_dims, self._lowest_shapes(bucket), self.compiler.name
+            module, out_dims, rows = pipeline.bound(
+                self.module_bytes,
+                shapes,
+                self.dynamic_dims,
+                self._lowest_shapes(bucket),
+                self.compiler.name,
+                [str(self.shapes[i][d]) for i, d in self.dynamic_dims],
             )
         except SmallSize as e:
             if len(buckets) == 1:
@@ -376,6 +398,7 @@ class RangeProgram:
         exe = self.compiler.compile(module, why)
         with self.lock:
             self.programs[bucket] = (exe, out_dims)
+            self.rows = rows
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
@@ -439,7 +462,7 @@ class RangeProgram:
             return True
         if bucket in self._left_out or not self._covered():
             return False
-        if any(shapes[i][d] <= 1 for i, d in self.dynamic_dims):
+        if not self.rows and any(shapes[i][d] <= 1 for i, d in self.dynamic_dims):
             # A size of 0 or 1 runs in its own bucket only (compiled first, see `_missing`): XLA's dynamic padder
             # divides by real sizes, and a dim of bound 1 is static, so it broadcasts where a padded one would not.
             return self._wait_for(shapes)
@@ -471,10 +494,14 @@ class RangeProgram:
 
     def bucket_of(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
         """The bucket that holds input shapes `shapes` (in range)."""
+        return tuple(self._bound_of[n][size] for n, size in zip(self.names, self.bucket_sizes(shapes)))
+
+    def bucket_sizes(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
+        """The size of each variable in input shapes `shapes`."""
         sizes: Dict[Dim, int] = {}
         for i, d in self.dynamic_dims:
             sizes.setdefault(self.shapes[i][d], shapes[i][d])
-        return tuple(self._bound_of[n][sizes[n]] for n in self.names)
+        return tuple(sizes[n] for n in self.names)
 
     def running(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[Tuple[int, ...], Any, bool]:
         """(bucket, compiled program, whether it is bounded) that runs input shapes `shapes` (in range, see
@@ -484,8 +511,19 @@ class RangeProgram:
             program = self.programs.get(bucket)
             if program is not None:
                 return bucket, program[0], not self.exact(bucket)
-            assert self._cover_program is not None
-            return self._cover_program[0], self._cover_program[1][0], True
+            bucket, program = self._stand_in(shapes)
+            return bucket, program[0], True
+
+    def _stand_in(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[Tuple[int, ...], Tuple[Any, List[List[int]]]]:
+        """(bucket, program) that runs `shapes` while their bucket compiles: the cover; for independent rows (which
+        run any size up to their bound), the smallest bucket ready that holds them. (Under `lock`.)"""
+        assert self._cover_program is not None  # (`covers`)
+        if self.rows:
+            (size,) = self.bucket_sizes(shapes)
+            ready = [b for b in self.programs if b[0] >= size and not self.exact(b)]
+            if ready:
+                return min(ready), self.programs[min(ready)]
+        return self._cover_program
 
     def ready_launchers(self) -> List[Tuple[Tuple[Tuple[int, ...], ...], Any]]:
         """(input shapes, launcher) of each exact bucket whose launcher has run (``Program._warm_up``)."""
@@ -512,14 +550,14 @@ class RangeProgram:
         bucket = self.bucket_of(shapes)
         with self.lock:
             program = self.programs.get(bucket)
-            if program is None:  # (still compiling: the cover runs the call, and the bucket compiles next)
+            if program is None:  # (still compiling: a stand-in runs the call, and the bucket compiles next)
                 if self._jobs is not None:
                     self._jobs.first(bucket)
-                assert self._cover_program is not None  # (`covers`)
-                bucket, program = self._cover_program
-                launcher = self._provisional.get(shapes)
-                if launcher is None:
-                    launcher = self._provisional[shapes] = self._bounded(bucket, program, shapes, on_error, on_invalid)
+                bucket, program = self._stand_in(shapes)
+                stand_in, launcher = self._provisional.get(shapes, (None, None))
+                if stand_in != bucket:
+                    launcher = self._bounded(bucket, program, shapes, on_error, on_invalid)
+                    self._provisional[shapes] = (bucket, launcher)
                 return launcher
             if self.exact(bucket):
                 launcher = _xla.Launcher(program[0], on_error)

@@ -16,9 +16,11 @@ class Job:
     shapes: Sequence[Tuple[int, ...]] = ()  # static input shapes: exact ones, or a bucket's bounds
     dynamic_dims: Sequence[Tuple[int, int]] = ()  # (input, dim) padded up to its bound: a bounded program
     lows: Optional[Sequence[Tuple[int, ...]]] = None  # a bucket's smallest shapes
+    variables: Sequence[str] = ()  # the size variable of each of `dynamic_dims`
     platform: str = "cpu"
     runtime: str = "classic"  # the XLA:CPU runtime that compiles it (``cpu_plan.runtime``)
     out_dims: List[List[int]] = field(default_factory=list)  # each output's padded dims (``bounded_markers``)
+    rows: bool = False  # a bounded program whose rows are independent: static at its bounds (``independent_rows``)
 
 
 def always(job: Job) -> bool:

@@ -68,7 +68,8 @@ def run(module_bytes: bytes, job: Job) -> bytes:
 
 
 def bounded(job: Job) -> bool:
-    return bool(job.dynamic_dims)
+    """Whether `job` is a bounded program that needs markers (one whose rows are independent needs none)."""
+    return bool(job.dynamic_dims) and not job.rows
 
 
 PASS = Pass("bounded-markers", run, bounded)
