@@ -258,6 +258,8 @@ def readiness(
     if hasattr(exe, "wait"):
         exe.wait()
     after = [_call_ratio(exe, exacts[n], inputs[n], repeats) for n in sizes]
+    if hasattr(early, "wait"):  # (its plan's compiles must not run into the next workload's timings)
+        early.wait()
     row = [
         name,
         f"{static:.2f} s",

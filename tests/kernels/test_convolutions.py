@@ -251,6 +251,25 @@ def test_tp_conv_runs_on_onednn(cin, cout, kernel, stride, padding, dilation, gr
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-4)
 
 
+def test_a_batch_range_runs_every_bucket_on_onednn(logged):
+    # (its rows are independent: each bucket's program is static at its bound, see ``passes.independent_rows``)
+    rng = np.random.default_rng(5)
+    conv = tp.Conv(4, 8, (3, 3), padding=((1, 1), (1, 1)))
+    w, b = rng.standard_normal((8, 4, 3, 3)).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    conv.load_state_dict({"weight": tp.Tensor(w), "bias": tp.Tensor(b)})
+    exe, text = logged(
+        lambda: tp.compile(
+            lambda x: tp.relu(conv(x)), args=[tp.InputInfo(((1, 4, 16), 4, 6, 6), tp.float32)], wait=True
+        )
+    )
+    assert "stay XLA's" not in text
+    assert text.count("onednn-convolutions: 1 of 1 to oneDNN") == len(exe._program.ranges.programs)
+    for n in (1, 3, 5, 11, 16):
+        x = rng.standard_normal((n, 4, 6, 6)).astype(np.float32)
+        expected = np.maximum(numpy_conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1) + b[None, :, None, None], 0)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), expected, rtol=1e-5, atol=1e-4)
+
+
 def test_saved_executable_needs_the_kernels(tmp_path, monkeypatch):
     conv = tp.Conv(4, 8, (3, 3), padding=((1, 1), (1, 1)))
     conv.initialize_dummy_parameters()

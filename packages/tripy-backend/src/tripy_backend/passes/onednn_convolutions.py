@@ -3,7 +3,8 @@ each convolution that oneDNN can run becomes a ``stablehlo.custom_call`` to the 
 (``api_version = 4``), which runs it with oneDNN on its own threads; XLA:CPU runs a batch-1 convolution on one
 core. The rest stay XLA's.
 
-It serves static programs' float32 convolutions with 1 to 3 spatial dims, any strides, non-negative padding,
+It serves static programs' float32 convolutions (a range's buckets too, where its rows are independent:
+``independent_rows``) with 1 to 3 spatial dims, any strides, non-negative padding,
 kernel dilation and feature groups (grouped, depthwise) for which oneDNN has an optimized kernel (its reference
 kernels are many times slower than XLA's: ``kernels.slow``), and transposed convolutions as ``tp.ConvTranspose`` lowers
 them (input dilation, the kernel reversed: oneDNN's deconvolution); not batch groups. The operands are passed as the program stores them: the custom call's attributes name
