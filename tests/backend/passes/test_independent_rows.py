@@ -8,33 +8,34 @@ import pytest
 from tripy_backend import _xla, pipeline
 from tripy_backend.passes import Job, independent_rows
 
-# A dim read, a shape built from it, a broadcast of exp(x) to x's own shape, a concatenation along the other dim.
-DYNAMIC = """func.func @main(%x: tensor<?x4xf32>) -> tensor<?x8xf32> {
-  %0 = stablehlo.exponential %x : tensor<?x4xf32>
-  %1 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+# A product with a weight, a dim read, a shape built from it, a broadcast of the product to its own shape, a tanh.
+DYNAMIC = """func.func @main(%x: tensor<?x4xf32>, %w: tensor<4x3xf32>) -> tensor<?x3xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %1 = stablehlo.get_dimension_size %0, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>
   %2 = stablehlo.reshape %1 : (tensor<i32>) -> tensor<1xi32>
-  %c = stablehlo.constant dense<4> : tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
   %3 = stablehlo.concatenate %2, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-  %4 = stablehlo.dynamic_broadcast_in_dim %0, %3, dims = [0, 1] : (tensor<?x4xf32>, tensor<2xi32>) -> tensor<?x4xf32>
-  %5 = stablehlo.concatenate %0, %4, dim = 1 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
-  return %5 : tensor<?x8xf32>
+  %4 = stablehlo.dynamic_broadcast_in_dim %0, %3, dims = [0, 1] : (tensor<?x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %5 = stablehlo.tanh %4 : tensor<?x3xf32>
+  return %5 : tensor<?x3xf32>
 }"""
 
-# The real size is an argument, returned as the output's; the broadcast of exp(x) to its own shape is exp(x).
-ROWS = """func.func @main(%arg0: tensor<?x4xf32>, %arg1: tensor<i32>) -> (tensor<?x8xf32>, tensor<1xi32>) {
-  %0 = stablehlo.exponential %arg0 : tensor<?x4xf32>
-  %1 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+# The real size is an argument, returned as the output's; the broadcast of the product to its own shape is the
+# product.
+ROWS = """func.func @main(%arg0: tensor<?x4xf32>, %arg1: tensor<4x3xf32>, %arg2: tensor<i32>) -> (tensor<?x3xf32>, tensor<1xi32>) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %1 = stablehlo.get_dimension_size %0, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>
   %2 = stablehlo.reshape %1 : (tensor<i32>) -> tensor<1xi32>
-  %c = stablehlo.constant dense<4> : tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
   %3 = stablehlo.concatenate %2, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-  %4 = stablehlo.concatenate %0, %0, dim = 1 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
-  %5 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-  return %4, %5 : tensor<?x8xf32>, tensor<1xi32>
+  %4 = stablehlo.tanh %0 : tensor<?x3xf32>
+  %5 = stablehlo.reshape %arg2 : (tensor<i32>) -> tensor<1xi32>
+  return %4, %5 : tensor<?x3xf32>, tensor<1xi32>
 }"""
 
 
 def bucket(variables=("b",)) -> Job:
-    return Job("test", shapes=[(8, 4)], dynamic_dims=[(0, 0)], variables=list(variables))
+    return Job("test", shapes=[(8, 4), (4, 3)], dynamic_dims=[(0, 0)], variables=list(variables))
 
 
 def test_independent_rows(same_module):
@@ -188,12 +189,14 @@ def test_two_size_variables_keep_their_markers():
 
 @pytest.mark.parametrize("rows", [0, 1, 5, 8])
 def test_the_static_program_at_the_bound_runs_every_size(rows):
-    program, out_dims, independent = pipeline.bound(DYNAMIC.encode(), [(8, 4)], [(0, 0)], variables=["b"])
+    program, out_dims, independent = pipeline.bound(DYNAMIC.encode(), [(8, 4), (4, 3)], [(0, 0)], variables=["b"])
     assert independent and out_dims == [[0]] and b"set_dimension_size" not in program
     exe = _xla.compile(program, "cpu", 0)
-    x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+    rng = np.random.default_rng(rows)
+    x, w = rng.standard_normal((rows, 4)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
     padded = np.zeros((8, 4), np.float32)
     padded[:rows] = x
-    result, sizes = _xla.execute(exe, [_xla.to_device(padded, "cpu", 0), _xla.to_device(np.int32(rows), "cpu", 0)])
+    args = [_xla.to_device(a, "cpu", 0) for a in (padded, w, np.int32(rows))]
+    result, sizes = _xla.execute(exe, args)
     assert np.asarray(sizes).tolist() == [rows]
-    np.testing.assert_allclose(np.asarray(result)[:rows], np.concatenate([np.exp(x), np.exp(x)], axis=1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(result)[:rows], np.tanh(x @ w), rtol=1e-5, atol=1e-6)

@@ -19,7 +19,7 @@ of ``bounded-markers`` and ``lower-markers``, which then do not run) and sets ``
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 from jax.extend.mlir import ir
@@ -30,7 +30,7 @@ from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode, context
 from tripy_backend import op_facts
 from tripy_backend.passes import Job, Pass
-from tripy_backend.passes.markers import main, op_name, producer, set_function_type
+from tripy_backend.passes.markers import main, op_name, producer, set_function_type, source_element
 
 
 class _Dependent(Exception):
@@ -241,7 +241,7 @@ class _Facts:
 
     def _exact_element(self, vector: Any, dim: int) -> None:
         """Element `dim` of a shape vector is exactly the variable's size (raises `_Dependent` where not)."""
-        if dim < 0 or _element(vector, dim) not in self.exact:
+        if dim < 0 or not any(value in self.exact for value, _ in _copies(vector, dim)):
             raise _Dependent()
 
     def _convolution(self, op: Any, name: str, data: List[Any]) -> int:
@@ -373,34 +373,22 @@ def _reshaped_row(source: List[int], result: List[int], k: int) -> int:
     raise _Dependent()
 
 
-def _element(vector: Any, i: int) -> Any:
-    """The scalar value (or int constant) element `i` of a shape vector is made of, reading through the
-    concatenations, reshapes and converts that build shape vectors; None where it is computed otherwise."""
-    owner = producer(vector)
-    if owner is None:
-        return None
-    name = op_name(owner)
-    if name == "stablehlo.concatenate":
-        for piece in owner.operands:
-            n = _shape(piece)[0]
-            if n < 0:
-                return None
-            if i < n:
-                return _element(piece, i)
-            i -= n
-        return None
-    if name in ("stablehlo.reshape", "stablehlo.convert"):
-        source = owner.operands[0]
-        return source if not _shape(source) else _element(source, i)
-    if name == "stablehlo.constant":
-        values = ir.DenseIntElementsAttr(owner.attributes["value"])
-        return int(values[0] if values.is_splat else values[i])
-    return vector if _shape(vector) == [1] else None
+def _copies(vector: Any, i: int) -> Iterator[Tuple[Any, int]]:
+    """(vector, index) for element `i` of a shape vector and each element it is a copy of, back to where it is
+    computed (``markers.source_element``)."""
+    step: Optional[Tuple[Any, int]] = (vector, i)
+    while step is not None:
+        yield step
+        step = source_element(*step)
 
 
 def _constant_element(vector: Any, i: int) -> Optional[int]:
-    value = _element(vector, i)
-    return value if isinstance(value, int) else None
+    for value, k in _copies(vector, i):
+        owner = producer(value)
+        if owner is not None and op_name(owner) == "stablehlo.constant":
+            values = ir.DenseIntElementsAttr(owner.attributes["value"])
+            return int(values[0] if values.is_splat else values[k])
+    return None
 
 
 def _unknown_dims(value: Any) -> List[int]:

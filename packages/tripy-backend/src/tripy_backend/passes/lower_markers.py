@@ -12,7 +12,7 @@ time has a bound of 0 or 1 (the range plan then gives each of the bucket's sizes
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
@@ -38,6 +38,7 @@ from tripy_backend.passes.markers import (
     real_size,
     set_function_type,
     set_size,
+    source_element,
 )
 
 
@@ -263,32 +264,10 @@ class _InputSizes:
             if any(step[0] == size for size in self.sizes):
                 found = True
                 break
-            step = _source_element(*step)
+            step = source_element(*step)
         for key in path:
             self.known[key] = bool(found)
         return bool(found)
-
-
-def _source_element(value: Any, i: int) -> Optional[Tuple[Any, int]]:
-    """The (vector, index) that element `i` of `value` is a copy of (a concatenation's part, a reshape's or
-    convert's operand, a slice's source), or None."""
-    op = producer(value)
-    if op is None:
-        return None
-    name = op_name(op)
-    if name == "stablehlo.concatenate":
-        for part in op.operands:
-            n = ir.RankedTensorType(part.type).shape[0]
-            if i < n:
-                break
-            i -= n
-        return part, i
-    if name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
-        return op.operands[0], 0
-    if name == "stablehlo.slice":
-        start = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
-        return op.operands[0], start + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0]
-    return None
 
 
 def _argument(value: Any) -> Any:

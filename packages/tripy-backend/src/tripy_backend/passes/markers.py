@@ -4,7 +4,7 @@ of the ops that read and set a dim's real size (at the current insertion point).
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
@@ -135,3 +135,25 @@ def constant_ints(vector: Any, rank: int) -> Optional[List[int]]:
         return None
     values = ir.DenseIntElementsAttr(owner.attributes["value"])
     return [int(values[0] if values.is_splat else values[i]) for i in range(rank)]
+
+
+def source_element(value: Any, i: int) -> Optional[Tuple[Any, int]]:
+    """The (vector, index) that element `i` of `value` is a copy of (a concatenation's part, a reshape's or
+    convert's operand, a slice's source), or None."""
+    op = producer(value)
+    if op is None:
+        return None
+    name = op_name(op)
+    if name == "stablehlo.concatenate":
+        for part in op.operands:
+            n = ir.RankedTensorType(part.type).shape[0]
+            if i < n:
+                break
+            i -= n
+        return part, i
+    if name in ("stablehlo.reshape", "stablehlo.convert") and ir.RankedTensorType(value.type).rank <= 1:
+        return op.operands[0], i if ir.RankedTensorType(op.operands[0].type).rank else 0
+    if name == "stablehlo.slice":
+        start = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))[0]
+        return op.operands[0], start + i * list(ir.DenseI64ArrayAttr(op.attributes["strides"]))[0]
+    return None
