@@ -71,6 +71,7 @@ class RangeProgram:
         # The bounded programs' rows are independent (``passes.independent_rows``): static at their bounds, they run
         # any size up to them, 0 and 1 included
         self.rows = False
+        self.dependent = False  # (a bounded program was made with markers: the rows are not independent)
         self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
@@ -370,7 +371,9 @@ class RangeProgram:
                 self.dynamic_dims,
                 self._lowest_shapes(bucket),
                 self.compiler.name,
-                [str(self.shapes[i][d]) for i, d in self.dynamic_dims],
+                # (the module's rows are independent or not whatever the bucket: once they are known not to be,
+                # the analysis is not run again)
+                [] if self.dependent else [str(self.shapes[i][d]) for i, d in self.dynamic_dims],
             )
         except SmallSize as e:
             if len(buckets) == 1:
@@ -398,7 +401,7 @@ class RangeProgram:
         exe = self.compiler.compile(module, why)
         with self.lock:
             self.programs[bucket] = (exe, out_dims)
-            self.rows = rows
+            self.rows, self.dependent = rows, not rows
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
