@@ -371,9 +371,7 @@ class RangeProgram:
                 self.dynamic_dims,
                 self._lowest_shapes(bucket),
                 self.compiler.name,
-                # (the module's rows are independent or not whatever the bucket: once they are known not to be,
-                # the analysis is not run again)
-                [] if self.dependent else [str(self.shapes[i][d]) for i, d in self.dynamic_dims],
+                self._row_variables(),
             )
         except SmallSize as e:
             if len(buckets) == 1:
@@ -402,6 +400,11 @@ class RangeProgram:
         with self.lock:
             self.programs[bucket] = (exe, out_dims)
             self.rows, self.dependent = rows, not rows
+
+    def _row_variables(self) -> List[str]:
+        """Each dynamic dim's variable, for ``passes.independent_rows``; none once a bucket needed markers (whether
+        the rows are independent does not depend on the bucket: the analysis is not run again)."""
+        return [] if self.dependent else [str(self.shapes[i][d]) for i, d in self.dynamic_dims]
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
