@@ -496,6 +496,20 @@ def test_small_convnet(eager_or_compiled):
     np.testing.assert_allclose(np.from_dlpack(out), np_small_net(x, params), rtol=1e-4, atol=1e-4)
 
 
+def test_groupnorm_after_a_convolution_sums_by_products(eager_or_compiled, logged):
+    # Channels-last, the GroupNorm's sums run over H, W and the channels of a group, which the groups separate: on
+    # 40x40 images XLA:CPU would take them as windowed sums, the pass sums-as-products makes them products
+    conv, gn = tp.Conv(3, 16, (3, 3), padding=PAD1), tp.GroupNorm(4, 16)
+    p, q = load_random(conv), load_random(gn)
+    x = rand(2, 3, 40, 40)
+    c = np_conv(x, p["weight"], p["bias"], (1, 1), PAD1, (1, 1), 1)
+    expected = np_normalize(c.reshape(2, 4, -1), (2,), 1e-5).reshape(c.shape)
+    expected = expected * per_channel(q["weight"], 4) + per_channel(q["bias"], 4)
+    out, log = logged(lambda: np.from_dlpack(eager_or_compiled(lambda t: gn(conv(t)), tp.Tensor(x))))
+    assert "sums-as-products: 1 sum(s) as products with ones" in log  # (the mean's; the variance's squares stay)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("setting, transposes", [("1", 1), ("0", None)])
 def test_transposes_cancel_between_convolutions(monkeypatch, logged, setting, transposes):
     monkeypatch.setenv("TRIPY_XLA_CPU_CHANNELS_LAST", setting)

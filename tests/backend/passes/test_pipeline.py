@@ -22,6 +22,7 @@ def test_the_passes_in_order():
         "channels-last",
         "onednn-convolutions",
         "matrix-vector-isolation",
+        "sums-as-products",
     ]
     assert len({p.name for p in pipeline.PIPELINE}) == len(pipeline.PIPELINE)
 

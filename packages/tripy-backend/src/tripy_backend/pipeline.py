@@ -8,11 +8,12 @@
 5. ``cse``: repeated size arithmetic merged (bounded only);
 6. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
 7. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
-8. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime).
+8. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
+9. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU).
 
 ``SHAPES`` (1-5) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
-``XLA`` (6-8) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+``XLA`` (6-9) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
 cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
 ``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
 """
@@ -38,6 +39,7 @@ from tripy_backend.passes import (
     matrix_vector,
     onednn_convolutions,
     static_shapes,
+    sums_as_products,
 )
 
 SHAPES: Tuple[Pass, ...] = (
@@ -49,7 +51,12 @@ SHAPES: Tuple[Pass, ...] = (
 )
 # (onednn-convolutions after channels-last: the convolutions it serves then read and write channels-last activations,
 # oneDNN's fastest layout, and channels-last's transposes have cancelled between them)
-XLA: Tuple[Pass, ...] = (channels_last.PASS, onednn_convolutions.PASS, matrix_vector.PASS)
+XLA: Tuple[Pass, ...] = (
+    channels_last.PASS,
+    onednn_convolutions.PASS,
+    matrix_vector.PASS,
+    sums_as_products.PASS,
+)
 PIPELINE: Tuple[Pass, ...] = SHAPES + XLA
 
 DUMP_ENV_VAR = "TRIPY_DUMP_PASSES"
