@@ -74,8 +74,12 @@ def module(
 
 
 def run(program: bytes, *arrays: np.ndarray) -> np.ndarray:
+    return run_all(program, *arrays)[0]
+
+
+def run_all(program: bytes, *arrays: np.ndarray) -> list:
     exe = _xla.compile(program, "cpu", 0)
-    return np.asarray(_xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in arrays])[0])
+    return [np.asarray(out) for out in _xla.execute(exe, [_xla.to_device(a, "cpu", 0) for a in arrays])]
 
 
 @pytest.fixture(autouse=True)
@@ -180,6 +184,31 @@ def test_a_bias_alone_is_fused_only_where_xla_could_not_fuse_it():
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     expected = run(program, *args)
     np.testing.assert_allclose(run(served, *args), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_a_bias_that_a_product_reads_is_fused_though_xla_fuses_it_elsewhere():
+    """A GroupNorm's mean, as ``sums-as-products`` leaves it, reads the biased result through a product (XLA stores
+    the sum first) and its normalization reads it too (fused): the bias goes into the call."""
+    y = "tensor<1x7x7x128xf32>"
+    program = f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<128xf32>) -> (tensor<1x128xf32>, {y}) {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}
+  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}
+  %2 = stablehlo.add %0, %1 : {y}
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1x49xf32>
+  %3 = stablehlo.reshape %2 : ({y}) -> tensor<49x128xf32>
+  %4 = stablehlo.dot_general %ones, %3, contracting_dims = [1] x [0] : (tensor<1x49xf32>, tensor<49x128xf32>) -> tensor<1x128xf32>
+  %5 = stablehlo.multiply %2, %2 : {y}
+  return %4, %5 : tensor<1x128xf32>, {y}
+}}""".encode()
+    served = onednn_convolutions.rewrite(program, Job())
+    with context():
+        text = str(ir.Module.parse(served))
+    assert "@tripy_onednn_convolution_post_f32" in text and "stablehlo.add" not in text
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 14, 14, 64), (128, 64, 3, 3), (128,)]]
+    for got, expected in zip(run_all(served, *args), run_all(program, *args)):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
 def test_an_epilogue_operand_of_the_wrong_size_is_refused():

@@ -86,9 +86,9 @@ def test_what_the_kernels_do_not_serve_stays_xlas(program):
     assert onednn_convolutions.rewrite(program, Job()) is program
 
 
-def test_it_runs_after_channels_last_and_only_with_kernels(monkeypatch):
+def test_it_runs_after_channels_last_and_sums_as_products_and_only_with_kernels(monkeypatch):
     names = [p.name for p in pipeline.XLA]
-    assert names.index("onednn-convolutions") == names.index("channels-last") + 1
+    assert names.index("onednn-convolutions") > max(names.index("channels-last"), names.index("sums-as-products"))
     monkeypatch.setattr(kernels, "_kernels", None)
     assert not onednn_convolutions.PASS.applies(Job(platform="cpu"))
     assert kernels.tag() == kernels.NONE

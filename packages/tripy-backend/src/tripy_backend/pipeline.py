@@ -7,9 +7,9 @@
 4. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
 5. ``cse``: repeated size arithmetic merged (bounded only);
 6. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
-7. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
-8. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
-9. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU).
+7. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
+8. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU);
+9. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed).
 
 ``SHAPES`` (1-5) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
@@ -50,12 +50,14 @@ SHAPES: Tuple[Pass, ...] = (
     cse.PASS,
 )
 # (onednn-convolutions after channels-last: the convolutions it serves then read and write channels-last activations,
-# oneDNN's fastest layout, and channels-last's transposes have cancelled between them)
+# oneDNN's fastest layout, and channels-last's transposes have cancelled between them; after sums-as-products: a
+# bias that a product reads goes into the convolution's call. matrix-vector-isolation before sums-as-products: it
+# leaves their products with ones alone)
 XLA: Tuple[Pass, ...] = (
     channels_last.PASS,
-    onednn_convolutions.PASS,
     matrix_vector.PASS,
     sums_as_products.PASS,
+    onednn_convolutions.PASS,
 )
 PIPELINE: Tuple[Pass, ...] = SHAPES + XLA
 

@@ -17,9 +17,10 @@ The elementwise ops that follow a served convolution, where each one's input is 
 into the same call (the kernels' fused handler, ``post``): a per-channel add (a bias or a BatchNorm's shift,
 broadcast along the feature dim), the add of a tensor of the result's shape (a residual connection) and a ReLU
 (``maximum`` with zero), in any order and number. oneDNN then applies them as it writes each block of the result,
-instead of XLA reading and writing the whole result once more. Per-channel adds alone stay XLA's where something
-XLA fuses them into reads them (a GroupNorm's reductions, a concatenation): there they cost nothing, and as
-post-ops they cost the U-Net 3-5%.
+instead of XLA reading and writing the whole result once more. Per-channel adds alone stay XLA's where all that
+reads them are ops XLA fuses them into (a concatenation, a GroupNorm's normalization): there they cost nothing,
+and as post-ops they cost the U-Net 3-5%. Where one reader makes XLA store them first (a convolution, a product:
+a GroupNorm's mean, see ``sums_as_products``), they are post-ops.
 """
 
 from __future__ import annotations
@@ -126,16 +127,20 @@ def _epilogue(result: Any, feature: int) -> Tuple[List[Any], List[int], List[Tup
             extra.append((kernels.ADD_TENSOR, other))
         chain.append(user)
         value = user.result
-    if all(code == kernels.ADD_CHANNELS for code in post) and not all(_opaque(use.owner) for use in value.uses):
-        # (a bias alone: XLA fuses it into what reads it, at no cost, unless that is a convolution or a custom call)
+    if all(code == kernels.ADD_CHANNELS for code in post) and not any(_opaque(use.owner) for use in value.uses):
+        # (a bias alone: XLA fuses it into what reads it, at no cost, unless one of those stores it first)
         return [], [], []
     return chain, post, extra
 
 
 def _opaque(op: Any) -> bool:
-    """Whether XLA computes `op` without fusing the elementwise ops that make its operands: a convolution or a
-    custom call (a oneDNN one, once this pass has made it)."""
-    return op.operation.name in ("stablehlo.convolution", "stablehlo.custom_call")
+    """Whether XLA computes `op` without fusing the elementwise ops that make its operands: a convolution, a custom
+    call (a oneDNN one, once this pass has made it) or a product (``sums-as-products`` makes them of a GroupNorm's
+    sums), through reshapes."""
+    name = op.operation.name
+    if name == "stablehlo.reshape":
+        return any(_opaque(use.owner) for use in op.result.uses)
+    return name in ("stablehlo.convolution", "stablehlo.custom_call", "stablehlo.dot_general")
 
 
 def _producer(value: Any) -> Optional[Any]:
