@@ -25,15 +25,17 @@ RNG = np.random.default_rng(0)
 def bounded_programs_only(request, monkeypatch):
     """Most tests here are about bounded programs, which a cheap program would mostly not use: it gets a static
     program for each of the sizes nearest opt (``range_plan.EXACT_SIZES``). They run without those; tests that
-    take `plan` run both ways."""
+    take `plan` run both ways. (Nor the finer buckets of a program that is not cheap: ``range_plan.FINER_BOUNDED``.)"""
     if "plan" not in request.fixturenames:
         monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
+        monkeypatch.setattr(range_plan, "FINER_BOUNDED", 0)
 
 
 @pytest.fixture(params=["bounded only", "exact sizes"])
 def plan(request, monkeypatch):
     if request.param == "bounded only":
         monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
+        monkeypatch.setattr(range_plan, "FINER_BOUNDED", 0)
     return request.param
 
 
@@ -211,6 +213,23 @@ def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     for n in (5, 20):
         exe(tp.ones((n, 1024))).eval()
     assert not exe._program._launchers  # (no static programs for its calls' shapes)
+
+
+def test_a_program_with_dependent_rows_gets_the_largest_finer_buckets(logged, monkeypatch):
+    monkeypatch.setattr(range_plan, "FINER_BOUNDED", 2)  # (the module's fixture turns them off)
+    exe, text = logged(
+        lambda: tp.compile(
+            lambda x: x - tp.mean(x, dim=0), args=[tp.InputInfo(((1, 8, 64), 16), tp.float32)], wait=True
+        )
+    )
+    assert "are independent" not in text  # (a mean over the rows: each depends on all)
+    # powers of two, opt - 1 and opt, then 48 and 24 (``range_plan.finer``: the 2 largest 3 * 2**k for bounded programs)
+    assert "(plan: x[0] <= 1, 2, 4, 7, 8, 16, 24, 32, 48, 64;" in text
+    before = tripy_backend.compilation_count()
+    for n in (20, 40, 64):  # (in the buckets of 24, 48 and 64)
+        x = RNG.standard_normal((n, 16)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x - x.mean(axis=0), rtol=1e-5, atol=1e-5)
+    assert tripy_backend.compilation_count() == before
 
 
 def test_program_without_bounded_form_still_runs_every_shape(logged):

@@ -34,8 +34,10 @@ SIDE = tp.NamedDimension("side", 6, 8, 10)  # square images, 5 sizes
 @pytest.fixture(autouse=True)
 def bounded_programs_only(monkeypatch):
     """A cheap program would get a static program for each of the sizes nearest opt (``range_plan.EXACT_SIZES``):
-    without those, the families that bounded dims express run padded, the others get a program per size."""
+    without those, the families that bounded dims express run padded, the others get a program per size. (Nor the
+    finer buckets of a program that is not cheap: ``range_plan.FINER_BOUNDED``.)"""
     monkeypatch.setattr(range_plan, "EXACT_SIZES", 0)
+    monkeypatch.setattr(range_plan, "FINER_BOUNDED", 0)
 
 
 def rand(*shape):

@@ -15,9 +15,10 @@ program (XLA's cost analysis of its largest bucket: under `CHEAP_FLOPS` and `CHE
 program for each input shape its calls bring, compiled in the background (at most `EXACT_SIZES` of them), so that
 its calls at a shape run padded only until that shape's own program is ready.
 
-A program whose rows are independent along its one variable (``passes.independent_rows``: a bucket's program is
-the static program at its bound) and that is not cheap gets ``3 * 2**k`` bounds too (`finer`), after its largest
-bucket has compiled: a call then computes at most 1.5x its rows.
+A program of one variable that is not cheap gets ``3 * 2**k`` bounds too (`finer`), after its largest bucket has
+compiled: a call then computes at most 1.5x its rows. Where its rows are independent (``passes.independent_rows``: a
+bucket's program is the static program at its bound) it gets all of them; else (bounded programs, which compile
+2-3x slower: GPT-2 small's ~3 s each on a core) the `FINER_BOUNDED` largest, where padding costs the most.
 
 A program that bounded dims cannot express (``passes.markers.Unsupported``: a convolution, window, sort, ...
 whose padding would change real results) gets a static program per shape instead, for every combination
@@ -39,6 +40,7 @@ MAX_PROGRAMS = 16  # buckets per executable, over all variables
 CHEAP_FLOPS = 20e6
 CHEAP_BYTES = 8e6
 EXACT_SIZES = 48
+FINER_BOUNDED = 2  # ``3 * 2**k`` bounds for a program that is not cheap and keeps bounded programs (see above)
 # A program without bounded form: at most this many static programs (one per shape), compiled by tp.compile.
 MAX_STATIC_PROGRAMS = 64
 

@@ -158,8 +158,7 @@ class RangeProgram:
 
     def _compile_first(self, progress: Any) -> None:
         """The cover: the largest bucket's program, made for the whole range (see `compile`); then whether the
-        program is cheap (`_find_cheap`), and if its rows are independent and it is not, finer buckets
-        (``range_plan.finer``). (Not the opt bucket's too: two programs side by side took ~1.7x one on
+        program is cheap (`_find_cheap`), and if it is not, finer buckets (``range_plan.finer``: one variable). (Not the opt bucket's too: two programs side by side took ~1.7x one on
         2 cores, where the plan's pass pipeline holds the GIL; opt's compiles first in the background.)"""
         largest = self._largest()
         if largest not in self.programs:  # (loaded, see `deserialize`)
@@ -172,17 +171,20 @@ class RangeProgram:
         elif largest in self.programs and not self.exact(largest) and not self.loaded:
             self._cover_program = (largest, self.programs[largest])
         self._find_cheap()
-        if not self.rows or self.loaded:
+        if self.loaded:
             return
-        (name,) = self.names  # (one variable: ``passes.independent_rows``)
-        logger.log(
-            f"[compile] {self.compiler.name}: the rows along {name} are independent: the plan's programs are static "
-            "programs at their bounds, and any size up to a bound runs in its program",
-            "compile",
-        )
-        if not self.cheap:
+        if self.rows:
+            (name,) = self.names  # (one variable: ``passes.independent_rows``)
+            logger.log(
+                f"[compile] {self.compiler.name}: the rows along {name} are independent: the plan's programs are "
+                "static programs at their bounds, and any size up to a bound runs in its program",
+                "compile",
+            )
+        if not self.cheap and len(self.names) == 1 and self._covered():
+            (name,) = self.names
             lo, _, hi = self.variables[name]
-            self.bounds[name] = range_plan.finer(self.bounds[name], lo, hi)
+            count = range_plan.MAX_PROGRAMS if self.rows else len(self.bounds[name]) + range_plan.FINER_BOUNDED
+            self.bounds[name] = range_plan.finer(self.bounds[name], lo, hi, min(count, range_plan.MAX_PROGRAMS))
             self._bound_of[name] = range_plan.lookup(self.bounds[name], hi)
 
     def _find_cheap(self) -> None:
