@@ -1,0 +1,104 @@
+"""A GroupNorm's sums on XLA:CPU: the backend pass ``sums-as-products`` against the same programs without it.
+
+Channels-last (as tripy runs a convnet on the CPU), a GroupNorm sums ``[N, H, W, groups, channels]`` over ``H, W``
+and the channels of each group. XLA:CPU takes such a sum, where a summed dim is longer than 32, as a windowed sum
+(``TreeReductionRewriter``), slow over dims that a kept dim separates; the pass makes it a product with ones (see
+``tripy_backend/passes/sums_as_products.py``). Compiled both ways in one process, calls interleaved:
+
+* the sums alone (a GroupNorm's mean) for several image sizes and groups;
+* a convolution, GroupNorm and SiLU block (a U-Net's), where the mean's sum becomes a product and the variance's
+  (of values XLA computes inside its loop) stays a sum;
+* the small U-Net of ``benchmarks/peers/convnet.py``.
+
+Printed: microseconds per call without and with the pass, and the speedup.
+
+    uv run python benchmarks/groupnorm_sums.py [--rounds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+import tripy as tp
+from tripy_backend import pipeline
+
+from _harness import interleaved
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+
+PASS = "sums-as-products"
+
+
+def both(make: Callable[[], Any], shape: Tuple[int, ...]) -> Dict[str, Any]:
+    """`make()` compiled for `shape` without the pass, then with it."""
+    full = pipeline.XLA
+    exes = {}
+    try:
+        pipeline.XLA = tuple(p for p in full if p.name != PASS)
+        exes["without"] = tp.compile(make(), args=[tp.InputInfo(shape, tp.float32)])
+    finally:
+        pipeline.XLA = full
+    exes["with"] = tp.compile(make(), args=[tp.InputInfo(shape, tp.float32)])
+    return exes
+
+
+def block(channels: int, groups: int) -> Callable[[], Any]:
+    def make() -> Any:
+        conv, norm = tp.Conv(channels, channels, (3, 3), padding=((1, 1), (1, 1))), tp.GroupNorm(groups, channels)
+        for layer in (conv, norm):
+            layer.initialize_dummy_parameters()
+        return lambda x: tp.silu(norm(conv(x)))
+
+    return make
+
+
+def unet() -> Any:
+    from convnet import UNet, random_weights
+
+    model = UNet()
+    model.load_state_dict(random_weights(model))
+    return model
+
+
+def workloads() -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
+    sums = [
+        ("mean of [1, 128, 128, 8, 4]", (1, 128, 128, 8, 4)),
+        ("mean of [1, 64, 64, 32, 10]", (1, 64, 64, 32, 10)),
+        ("mean of [8, 56, 56, 8, 8]", (8, 56, 56, 8, 8)),
+        ("mean of [2, 64, 64, 32, 20]", (2, 64, 64, 32, 20)),
+    ]
+    rows: List[Tuple[str, Callable[[], Any], Tuple[int, ...]]] = [
+        (name, lambda: (lambda x: tp.mean(x, dim=(1, 2, 4))), shape) for name, shape in sums
+    ]
+    rows += [
+        ("conv + GroupNorm(8) + SiLU, 32 x 128 x 128", block(32, 8), (1, 32, 128, 128)),
+        ("conv + GroupNorm(32) + SiLU, 320 x 32 x 32", block(320, 32), (1, 320, 32, 32)),
+        ("U-Net (benchmarks/peers/convnet.py)", unet, (1, 3, 128, 128)),
+    ]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"{'workload':46s} {'without us':>11s} {'with us':>9s} {'speedup':>8s}")
+    for name, make, shape in workloads():
+        exes = both(make, shape)
+        x = tp.Tensor(rng.standard_normal(shape).astype(np.float32))
+        outs = {k: np.from_dlpack(e(x)) for k, e in exes.items()}
+        scale = float(np.abs(outs["without"]).max()) or 1.0
+        assert np.abs(outs["with"] - outs["without"]).max() <= 1e-4 * scale, name
+        times = interleaved({k: (lambda e=e: e(x).eval()) for k, e in exes.items()}, 3, args.rounds)
+        ratio = times["without"] / times["with"]
+        print(f"{name:46s} {times['without'] * 1e6:11.1f} {times['with'] * 1e6:9.1f} {ratio:7.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
