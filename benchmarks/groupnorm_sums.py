@@ -73,7 +73,7 @@ def workloads() -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
         ("mean of [2, 64, 64, 32, 20]", (2, 64, 64, 32, 20)),
     ]
     rows: List[Tuple[str, Callable[[], Any], Tuple[int, ...]]] = [
-        (name, lambda: (lambda x: tp.mean(x, dim=(1, 2, 4))), shape) for name, shape in sums
+        (name, lambda: lambda x: tp.mean(x, dim=(1, 2, 4)), shape) for name, shape in sums
     ]
     rows += [
         ("conv + GroupNorm(8) + SiLU, 32 x 128 x 128", block(32, 8), (1, 32, 128, 128)),
