@@ -5,11 +5,11 @@ ranges compiles.
 
 ``tp.compile`` waits for one program: the largest bucket's, made for the whole range (the *cover*: it runs any
 shape in range). A program whose rows are independent along its one size variable (``passes.independent_rows``)
-has the static program at each bucket's bound as that bucket's program (`rows`). The other buckets then compile in the background (``background.Jobs``), the opt shapes' static
-program first, and a call whose bucket is not ready yet runs in the cover. If bounded dims
-cannot express the program (``passes.markers.Unsupported``), the plan is a static program per shape, all compiled
-before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1 (``markers.SmallSize``) gives each of
-its sizes a bucket of its own.
+has the static program at each bucket's bound as that bucket's program (`rows`). The other buckets then compile in
+the background (``background.Jobs``), the opt shapes' static program first, and a call whose bucket is not ready
+yet runs in the cover. If bounded dims cannot express the program (``passes.markers.Unsupported``), the plan is a
+static program per shape, all compiled before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1
+(``markers.SmallSize``) gives each of its sizes a bucket of its own.
 """
 
 from __future__ import annotations
@@ -68,10 +68,10 @@ class RangeProgram:
         self.lock = threading.RLock()  # (background compiles change the plan's programs: readers copy under it)
         self._start = time.perf_counter()
         self.cheap = False  # a cheap program (``range_plan.CHEAP_FLOPS``): its calls' shapes get static programs
-        # The bounded programs' rows are independent (``passes.independent_rows``): static at their bounds, they run
-        # any size up to them, 0 and 1 included
-        self.rows = False
-        self.dependent = False  # (a bounded program was made with markers: the rows are not independent)
+        # Whether the bounded programs' rows are independent (``passes.independent_rows``: static at their bounds,
+        # they run any size up to them, 0 and 1 included); None until a bounded program is made (the analysis then
+        # runs once: the answer does not depend on the bucket)
+        self.rows: Optional[bool] = None
         self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
@@ -224,7 +224,7 @@ class RangeProgram:
         return sorted(
             rest,
             key=lambda b: (
-                min(b) > 1 or self.rows,
+                min(b) > 1 or bool(self.rows),
                 sum(abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)),
             ),
         )
@@ -401,12 +401,12 @@ class RangeProgram:
         exe = self.compiler.compile(module, why)
         with self.lock:
             self.programs[bucket] = (exe, out_dims)
-            self.rows, self.dependent = rows, not rows
+            self.rows = rows
 
     def _row_variables(self) -> List[str]:
         """Each dynamic dim's variable, for ``passes.independent_rows``; none once a bucket needed markers (whether
         the rows are independent does not depend on the bucket: the analysis is not run again)."""
-        return [] if self.dependent else [str(self.shapes[i][d]) for i, d in self.dynamic_dims]
+        return [] if self.rows is False else [str(self.shapes[i][d]) for i, d in self.dynamic_dims]
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
