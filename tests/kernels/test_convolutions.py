@@ -159,6 +159,16 @@ def test_a_convolution_result_read_elsewhere_is_not_fused():
     assert "stablehlo.add" in text and "stablehlo.maximum" in text
 
 
+# ResNet's 3x3 64 -> 128 convolution of `epilogue_module` (%0), then a bias (%2)
+CONV_BIAS = (
+    "%0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], "
+    "rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
+    "(tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}\n"
+    "  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}\n"
+    "  %2 = stablehlo.add %0, %1 : {y}"
+).format(NHWC=NHWC, y="tensor<1x7x7x128xf32>")
+
+
 def test_a_bias_alone_is_fused_only_where_xla_could_not_fuse_it():
     """A per-channel add alone costs XLA nothing where it fuses it into what reads it (here: the function's result);
     before another convolution it would be a pass of its own, so it goes into the call."""
@@ -169,21 +179,11 @@ def test_a_bias_alone_is_fused_only_where_xla_could_not_fuse_it():
 
     y = "tensor<1x7x7x128xf32>"
     program = f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<128xf32>, %k2: tensor<128x128x1x1xf32>) -> {y} {{
-  %0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}
-  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}
-  %2 = stablehlo.add %0, %1 : {y}
+  {CONV_BIAS}
   %3 = stablehlo.convolution(%2, %k2) dim_numbers = {NHWC}, window = {{stride = [1, 1], pad = [[0, 0], [0, 0]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({y}, tensor<128x128x1x1xf32>) -> {y}
   return %3 : {y}
 }}""".encode()
-    served = onednn_convolutions.rewrite(program, Job())
-    with context():
-        text = str(ir.Module.parse(served))
-    assert "@tripy_onednn_convolution_post_f32" in text and "stablehlo.add" not in text
-    rng = np.random.default_rng(6)
-    shapes = [(1, 14, 14, 64), (128, 64, 3, 3), (128,), (128, 128, 1, 1)]
-    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
-    expected = run(program, *args)
-    np.testing.assert_allclose(run(served, *args), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    _assert_bias_fused(program, [(1, 14, 14, 64), (128, 64, 3, 3), (128,), (128, 128, 1, 1)])
 
 
 def test_a_bias_that_a_product_reads_is_fused_though_xla_fuses_it_elsewhere():
@@ -191,9 +191,7 @@ def test_a_bias_that_a_product_reads_is_fused_though_xla_fuses_it_elsewhere():
     the sum first) and its normalization reads it too (fused): the bias goes into the call."""
     y = "tensor<1x7x7x128xf32>"
     program = f"""func.func @main(%x: tensor<1x14x14x64xf32>, %k: tensor<128x64x3x3xf32>, %b: tensor<128xf32>) -> (tensor<1x128xf32>, {y}) {{
-  %0 = stablehlo.convolution(%x, %k) dim_numbers = {NHWC}, window = {{stride = [2, 2], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x14x14x64xf32>, tensor<128x64x3x3xf32>) -> {y}
-  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<128xf32>) -> {y}
-  %2 = stablehlo.add %0, %1 : {y}
+  {CONV_BIAS}
   %one = stablehlo.constant dense<1.0> : tensor<f32>
   %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1x49xf32>
   %3 = stablehlo.reshape %2 : ({y}) -> tensor<49x128xf32>
@@ -201,12 +199,17 @@ def test_a_bias_that_a_product_reads_is_fused_though_xla_fuses_it_elsewhere():
   %5 = stablehlo.multiply %2, %2 : {y}
   return %4, %5 : tensor<1x128xf32>, {y}
 }}""".encode()
+    _assert_bias_fused(program, [(1, 14, 14, 64), (128, 64, 3, 3), (128,)])
+
+
+def _assert_bias_fused(program: bytes, shapes: list) -> None:
+    """The bias after `program`'s first convolution goes into its call, and the outputs are XLA's."""
     served = onednn_convolutions.rewrite(program, Job())
     with context():
         text = str(ir.Module.parse(served))
     assert "@tripy_onednn_convolution_post_f32" in text and "stablehlo.add" not in text
-    rng = np.random.default_rng(7)
-    args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 14, 14, 64), (128, 64, 3, 3), (128,)]]
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     for got, expected in zip(run_all(served, *args), run_all(program, *args)):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
