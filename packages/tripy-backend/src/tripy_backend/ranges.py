@@ -158,8 +158,9 @@ class RangeProgram:
 
     def _compile_first(self, progress: Any) -> None:
         """The cover: the largest bucket's program, made for the whole range (see `compile`); then whether the
-        program is cheap (`_find_cheap`), and if it is not, finer buckets (``range_plan.finer``: one variable). (Not the opt bucket's too: two programs side by side took ~1.7x one on
-        2 cores, where the plan's pass pipeline holds the GIL; opt's compiles first in the background.)"""
+        program is cheap (`_find_cheap`), and if it is not, finer buckets (``range_plan.finer``: one variable).
+        (Not the opt bucket's too: two programs side by side took ~1.7x one on 2 cores, where the plan's pass
+        pipeline holds the GIL; opt's compiles first in the background.)"""
         largest = self._largest()
         if largest not in self.programs:  # (loaded, see `deserialize`)
             self._compile_bucket(largest)
