@@ -198,6 +198,26 @@ def free_elements(op: object, operand: int) -> int:
     return math.prod(d for i, d in enumerate(shape) if i not in (*skip[0], *skip[1]))
 
 
+# Ops whose operands XLA:CPU computes and stores before they run: it fuses no elementwise producer into them (a oneDNN
+# convolution is a custom call)
+UNFUSED = ("stablehlo.convolution", "stablehlo.custom_call", "stablehlo.dot_general")
+
+
+def sum_op(x: Any, zero: Any, dims: List[int]) -> Any:
+    """A ``stablehlo.reduce`` adding `x` over `dims` from `zero` (a scalar), made at the current insertion point."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    xtype = ir.RankedTensorType(x.type)
+    kept = [n for d, n in enumerate(xtype.shape) if d not in dims]
+    scalar = ir.RankedTensorType.get([], xtype.element_type)
+    total = stablehlo.ReduceOp([ir.RankedTensorType.get(kept, xtype.element_type)], [x], [zero], dims)
+    body = total.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(body):
+        stablehlo.ReturnOp([stablehlo.AddOp(*body.arguments).result])
+    return total
+
+
 def walk(operation: object):  # type: ignore[no-untyped-def]
     for region in operation.regions:  # type: ignore[attr-defined]
         for block in region.blocks:

@@ -50,11 +50,7 @@ def _unfusable_identity(value: object) -> list:
     zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(vtype.element_type, 0.0)))
     grown = stablehlo.ReshapeOp(ir.RankedTensorType.get([1, *vtype.shape], vtype.element_type), value)
     padded = stablehlo.PadOp(grown, zero, [0] * (rank + 1), [1] + [0] * rank, [0] * (rank + 1))
-    total = stablehlo.ReduceOp([vtype], [padded.result], [zero.result], [0])
-    body = total.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(body):
-        stablehlo.ReturnOp([stablehlo.AddOp(*body.arguments).result])
-    return [zero, grown, padded, total]
+    return [zero, grown, padded, cpu_plan.sum_op(padded.result, zero.result, [0])]
 
 
 def _isolable(op: object) -> bool:

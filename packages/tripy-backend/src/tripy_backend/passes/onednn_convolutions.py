@@ -140,7 +140,7 @@ def _opaque(op: Any) -> bool:
     name = op.operation.name
     if name == "stablehlo.reshape":
         return any(_opaque(use.owner) for use in op.result.uses)
-    return name in ("stablehlo.convolution", "stablehlo.custom_call", "stablehlo.dot_general")
+    return name in cpu_plan.UNFUSED
 
 
 def _producer(value: Any) -> Optional[Any]:

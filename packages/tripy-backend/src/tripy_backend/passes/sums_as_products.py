@@ -29,7 +29,6 @@ from tripy_backend import cpu_plan
 from tripy_backend.passes import Job, Pass
 
 WINDOW = 32  # XLA:CPU's TreeReductionRewriter leaves a sum alone if each summed dim is at most this long
-UNFUSED = ("stablehlo.convolution", "stablehlo.custom_call", "stablehlo.dot_general")
 MAX_BATCH = 64  # products side by side, for a run of summed dims in the middle of the shape
 
 
@@ -76,7 +75,7 @@ def _stored(value: Any) -> bool:
     or a value read by other ops too. (A product reads its operands from memory: where XLA would compute the
     summed values inside its sum's loop, a product first stores them, which cost more than it saved.)"""
     owner = value.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name in UNFUSED:
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name in cpu_plan.UNFUSED:
         return True
     return len(list(value.uses)) > 1
 
@@ -98,7 +97,8 @@ def _is_sum(op: Any) -> bool:
     body = [o for o in block.operations]
     if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
         return False
-    if sorted(map(str, body[0].operands)) != sorted(map(str, block.arguments)) or body[1].operands[0] != body[0].result:
+    args = list(block.arguments)
+    if list(body[0].operands) not in (args, args[::-1]) or body[1].operands[0] != body[0].result:
         return False
     init = op.operands[1].owner
     if not isinstance(init, (ir.Operation, ir.OpView)) or init.name != "stablehlo.constant":
@@ -115,7 +115,7 @@ def _as_product(op: Any, run: List[int], others: List[int]) -> None:
     kept = [d for d in range(len(shape)) if d not in run]
     with ir.InsertionPoint(op), op.location:
         product = _reshaped(_product(x, shape, run, f32), [shape[d] for d in kept], f32)
-        total = _sum(product, zero, [kept.index(d) for d in others])
+        total = cpu_plan.sum_op(product, zero, [kept.index(d) for d in others])
     op.results[0].replace_all_uses_with(total.result)
     op.operation.erase()
 
@@ -158,17 +158,6 @@ def _ones(shape: List[int], f32: Any) -> Any:
         ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], f32), ir.FloatAttr.get(f32, 1.0))
     )
     return stablehlo.BroadcastInDimOp(ir.RankedTensorType.get(shape, f32), one.result, []).result
-
-
-def _sum(x: Any, zero: Any, dims: List[int]) -> Any:
-    xtype = ir.RankedTensorType(x.type)
-    kept = [n for d, n in enumerate(xtype.shape) if d not in dims]
-    scalar = ir.RankedTensorType.get([], xtype.element_type)
-    total = stablehlo.ReduceOp([ir.RankedTensorType.get(kept, xtype.element_type)], [x], [zero], dims)
-    body = total.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(body):
-        stablehlo.ReturnOp([stablehlo.AddOp(*body.arguments).result])
-    return total
 
 
 PASS = Pass("sums-as-products", rewrite, on_cpu)
