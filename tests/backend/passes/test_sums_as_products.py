@@ -1,4 +1,4 @@
-"""The ``sums-as-products`` pass: a float32 sum over dims that kept dims separate, of stored values, becomes a
+"""The ``sums-as-products`` pass: a float32 sum over dims that kept dims separate, of values stored anyway, becomes a
 product with ones and a small sum (XLA:CPU's windowed sums of such dims are slow)."""
 
 import numpy as np
@@ -57,8 +57,21 @@ ROWS_TIMES_ONES = """func.func @main(%arg0: tensor<40x3x64xf32>) -> tensor<3xf32
 }"""
 
 SQUARES = "\n  %sq = stablehlo.multiply %arg0, %arg0 : tensor<1x64x64x8x4xf32>"
+# A GroupNorm's variance: the squared deviations from the mean of each group, a broadcast value (XLA stores them)
+DEVIATIONS = """
+  %m = stablehlo.slice %arg0 [0:1, 0:1, 0:1, 0:8, 0:1] : (tensor<1x64x64x8x4xf32>) -> tensor<1x1x1x8x1xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2, 3, 4] : (tensor<1x1x1x8x1xf32>) -> tensor<1x64x64x8x4xf32>
+  %d = stablehlo.subtract %arg0, %mb : tensor<1x64x64x8x4xf32>
+  %sq = stablehlo.multiply %d, %d : tensor<1x64x64x8x4xf32>"""
+# The same, minus a constant instead: XLA may compute those values inside the sum
+CONSTANT = """
+  %half = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+  %mb = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) -> tensor<1x64x64x8x4xf32>
+  %d = stablehlo.subtract %arg0, %mb : tensor<1x64x64x8x4xf32>
+  %sq = stablehlo.multiply %d, %d : tensor<1x64x64x8x4xf32>"""
 LEFT_ALONE = {
     "values XLA computes inside the sum": _sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", SQUARES),
+    "values computed from a constant": _sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", CONSTANT),
     "one run of dims": _sum((4, 64, 64), [1, 2]),
     "no dim longer than 32": _sum((1, 32, 32, 8, 4), [1, 2, 4]),
     "too many products side by side": _sum((65, 64, 8, 4), [1, 3]),
@@ -91,6 +104,11 @@ def test_a_value_read_twice_is_stored():  # the squares, read by the sum and ret
     assert b"dot_general" in sums_as_products.rewrite(module.encode(), Job())
 
 
+def test_values_computed_from_a_broadcast_are_stored():
+    module = _sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", DEVIATIONS)
+    assert b"dot_general" in sums_as_products.rewrite(module.encode(), Job())
+
+
 def test_only_for_xla_cpu():
     assert sums_as_products.PASS.applies(Job(platform="cpu"))
     assert not sums_as_products.PASS.applies(Job(platform="cuda"))
@@ -98,7 +116,13 @@ def test_only_for_xla_cpu():
 
 @pytest.mark.parametrize(
     "module, shape, dims",
-    [(GROUPNORM, (1, 64, 64, 8, 4), (1, 2, 4)), (BATCH, (2, 64, 64, 8, 4), (1, 2, 4)), (ENDS, (40, 3, 64), (0, 2))],
+    [
+        (GROUPNORM, (1, 64, 64, 8, 4), (1, 2, 4)),
+        (BATCH, (2, 64, 64, 8, 4), (1, 2, 4)),
+        (ENDS, (40, 3, 64), (0, 2)),
+        (_sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", DEVIATIONS), (1, 64, 64, 8, 4), (1, 2, 4)),
+    ],
+    ids=["one", "batch", "rows", "deviations"],
 )
 def test_same_numbers(logged, module, shape, dims):
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32) + 1
@@ -106,4 +130,7 @@ def test_same_numbers(logged, module, shape, dims):
     assert "sums-as-products: 1 sum(s) as products with ones" in log
     exe, _ = disk_cache.compile(prepared, options, "cpu", 0)
     out = _xla.execute(exe, [_xla.to_device(x, "cpu", 0)])
-    np.testing.assert_allclose(np.asarray(out[0]), x.astype(np.float64).sum(axis=dims), rtol=1e-5)
+    x64 = x.astype(np.float64)
+    if "%sq" in module:  # (the squared deviations from the first element of each group)
+        x64 = (x64 - x64[:, :1, :1, :, :1]) ** 2
+    np.testing.assert_allclose(np.asarray(out[0]), x64.sum(axis=dims), rtol=1e-5)

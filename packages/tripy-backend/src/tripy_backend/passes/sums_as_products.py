@@ -5,10 +5,13 @@ windowed sum for accuracy (``TreeReductionRewriter``), whose loop over such inte
 one core: a GroupNorm's mean over a 128x128 image took 0.4 ms, where a product (XLA's matrix kernels: vectorized,
 blocked sums) takes 0.05 ms; the small U-Net of ``benchmarks/peers/convnet.py`` ran ~10% faster.
 
-Which sums: the values must be stored already (an argument, a convolution's or product's result, a value other
-ops read too). Where XLA would compute them inside the sum's loop (the squares of a variance), the product would
-first store them: measured 0.3-2x the sum's time, so those stay sums. A sum over one run of adjacent dims also
-stays (XLA's own was as fast, or faster, in the cases measured).
+Which sums: the values must be stored in memory anyway: an argument, a convolution's or product's result, a value
+other ops read too, or values computed from a broadcast one (a GroupNorm's squared deviations from its mean): XLA
+stores those before its windowed sum (seen in its optimized programs, jaxlib 0.6.2 and 0.10.2), and their sum as a
+product took the U-Net 5-10% less time. Values XLA may compute inside the sum's loop stay sums: jaxlib 0.10's
+YNNPACK fusions take the squares of an argument and their sum as one, which a product that first stores them made
+2.4-4x slower where the kept dims were long. A sum over one run of adjacent dims also stays (XLA's own was as fast,
+or faster, in the cases measured).
 
 How: the longest run of adjacent summed dims is contracted with ones, the operand grouped (a free reshape) into
 ``[before, run, after]``: ``[before, run]`` times ones where nothing follows the run, ones times ``[run, after]``
@@ -25,7 +28,7 @@ from jax.extend.mlir.dialects import stablehlo
 
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode, context
-from tripy_backend import cpu_plan
+from tripy_backend import cpu_plan, op_facts
 from tripy_backend.passes import Job, Pass
 
 WINDOW = 32  # XLA:CPU's TreeReductionRewriter leaves a sum alone if each summed dim is at most this long
@@ -71,13 +74,35 @@ def _plan(op: Any) -> Optional[Tuple[List[int], List[int]]]:
 
 
 def _stored(value: Any) -> bool:
-    """Whether XLA stores `value` in memory anyway: an argument, the result of an op it does not fuse into a sum,
-    or a value read by other ops too. (A product reads its operands from memory: where XLA would compute the
-    summed values inside its sum's loop, a product first stores them, which cost more than it saved.)"""
+    """Whether XLA stores `value` in memory anyway (see the module docstring): an argument, the result of an op it
+    does not fuse into a sum, a value read by other ops too, or one computed from a broadcast value."""
     owner = value.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name in cpu_plan.UNFUSED:
         return True
-    return len(list(value.uses)) > 1
+    return len(list(value.uses)) > 1 or _reads_a_broadcast(owner)
+
+
+def _reads_a_broadcast(op: Any, depth: int = 4) -> bool:
+    """Whether elementwise `op` reads a computed value broadcast to more elements (not a constant's), directly or
+    through elementwise ops (at most `depth` deep)."""
+    if op.name not in op_facts.ELEMENTWISE or depth == 0:
+        return False
+    for operand in op.operands:
+        owner = operand.owner
+        if not isinstance(owner, (ir.Operation, ir.OpView)):
+            continue
+        if owner.name == "stablehlo.broadcast_in_dim":
+            source, result = ir.RankedTensorType(owner.operands[0].type), ir.RankedTensorType(operand.type)
+            computed = getattr(owner.operands[0].owner, "name", None) != "stablehlo.constant"
+            if computed and source.has_static_shape and result.has_static_shape and _size(source) < _size(result):
+                return True
+        elif _reads_a_broadcast(owner, depth - 1):
+            return True
+    return False
+
+
+def _size(t: Any) -> int:
+    return math.prod(t.shape)
 
 
 def _runs(dims: Sequence[int]) -> List[List[int]]:
