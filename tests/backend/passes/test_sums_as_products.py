@@ -114,23 +114,25 @@ def test_only_for_xla_cpu():
     assert not sums_as_products.PASS.applies(Job(platform="cuda"))
 
 
+def _deviations(x):  # the squared deviations from the first element of each group, as DEVIATIONS computes them
+    return (x - x[:, :1, :1, :, :1]) ** 2
+
+
 @pytest.mark.parametrize(
-    "module, shape, dims",
+    "module, shape, dims, values",
     [
-        (GROUPNORM, (1, 64, 64, 8, 4), (1, 2, 4)),
-        (BATCH, (2, 64, 64, 8, 4), (1, 2, 4)),
-        (ENDS, (40, 3, 64), (0, 2)),
-        (_sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", DEVIATIONS), (1, 64, 64, 8, 4), (1, 2, 4)),
+        (GROUPNORM, (1, 64, 64, 8, 4), (1, 2, 4), None),
+        (BATCH, (2, 64, 64, 8, 4), (1, 2, 4), None),
+        (ENDS, (40, 3, 64), (0, 2), None),
+        (_sum((1, 64, 64, 8, 4), [1, 2, 4], "%sq", DEVIATIONS), (1, 64, 64, 8, 4), (1, 2, 4), _deviations),
     ],
     ids=["one", "batch", "rows", "deviations"],
 )
-def test_same_numbers(logged, module, shape, dims):
+def test_same_numbers(logged, module, shape, dims, values):
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32) + 1
     (prepared, options), log = logged(lambda: pipeline.for_xla(module.encode(), "cpu", 3))
     assert "sums-as-products: 1 sum(s) as products with ones" in log
     exe, _ = disk_cache.compile(prepared, options, "cpu", 0)
     out = _xla.execute(exe, [_xla.to_device(x, "cpu", 0)])
-    x64 = x.astype(np.float64)
-    if "%sq" in module:  # (the squared deviations from the first element of each group)
-        x64 = (x64 - x64[:, :1, :1, :, :1]) ** 2
-    np.testing.assert_allclose(np.asarray(out[0]), x64.sum(axis=dims), rtol=1e-5)
+    summed = x.astype(np.float64) if values is None else values(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(out[0]), summed.sum(axis=dims), rtol=1e-5)
