@@ -35,11 +35,11 @@ setup(
     ext_modules=[
         Extension(
             "tripy_kernels._native",
-            sources=["csrc/convolution.cc"],
+            sources=["csrc/convolution.cc", "csrc/group_norm.cc"],
             include_dirs=[ffi_include_dir(), os.path.join(prefix, "include")],
             library_dirs=[os.path.join(prefix, "lib")],
             libraries=["dnnl", "tbb"],
-            extra_compile_args=["-std=c++17", "-O2", "-fvisibility=hidden"],
+            extra_compile_args=["-std=c++17", "-O3", "-fvisibility=hidden"],
             extra_link_args=["-Wl,-rpath,$ORIGIN/../../..", "-Wl,--disable-new-dtags"],
             language="c++",
         )

@@ -450,18 +450,20 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionPostF32, ConvolveFused,
                                                    .Ret<ffi::AnyBuffer>())
                                   .Attr<ffi::Span<const int64_t>>("post"));
 
+XLA_FFI_DECLARE_HANDLER_SYMBOL(TripyGroupNormF32);  // (csrc/group_norm.cc)
+
 // ---- the Python module: the handlers as capsules, by target name ----------------------------------------------
 
 static PyObject* Handlers(PyObject*, PyObject*) {
-  PyObject* capsule = PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionF32), nullptr, nullptr);
-  if (capsule == nullptr) return nullptr;
-  PyObject* fused = PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionPostF32), nullptr, nullptr);
-  if (fused == nullptr) {
-    Py_DECREF(capsule);
+  PyObject* capsules[3] = {PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionF32), nullptr, nullptr),
+                           PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionPostF32), nullptr, nullptr),
+                           PyCapsule_New(reinterpret_cast<void*>(&TripyGroupNormF32), nullptr, nullptr)};
+  if (capsules[0] == nullptr || capsules[1] == nullptr || capsules[2] == nullptr) {
+    for (PyObject* c : capsules) Py_XDECREF(c);
     return nullptr;
   }
-  return Py_BuildValue("{s:N,s:N}", "tripy_onednn_convolution_f32", capsule, "tripy_onednn_convolution_post_f32",
-                       fused);
+  return Py_BuildValue("{s:N,s:N,s:N}", "tripy_onednn_convolution_f32", capsules[0],
+                       "tripy_onednn_convolution_post_f32", capsules[1], "tripy_group_norm_f32", capsules[2]);
 }
 
 static PyObject* OnednnVersion(PyObject*, PyObject*) {

@@ -21,6 +21,7 @@ def test_the_passes_in_order():
         "cse",
         "channels-last",
         "matrix-vector-isolation",
+        "group-norms",
         "sums-as-products",
         "onednn-convolutions",
     ]

@@ -5,7 +5,10 @@ which ops they serve (its ``onednn-convolutions`` pass) and registers them with 
 ``handlers()``: the handlers, as capsules, by custom-call target name. ``CONVOLUTION``: the float32 convolution's
 target (oneDNN; operands as XLA stores them, the layout named by attributes: see ``csrc/convolution.cc``).
 ``CONVOLUTION_POST``: the same with an elementwise epilogue fused (the ``post`` attribute: ``ADD_CHANNELS``,
-``ADD_TENSOR``, ``RELU`` in order, each add reading the next extra operand), computed as oneDNN writes the result."""
+``ADD_TENSOR``, ``RELU`` in order, each add reading the next extra operand), computed as oneDNN writes the result.
+``GROUP_NORM``: a GroupNorm of float32 channels-last activations ``[N, *spatial, C]`` (operands: them, the ``[C]``
+scale and shift, then float32 scalars: what divides the mean's sum, what divides the variance's, eps; attributes
+``groups`` and ``silu``, 1 for a SiLU after it), on TBB's threads (``csrc/group_norm.cc``)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ __version__ = "0.1.0"
 
 CONVOLUTION = "tripy_onednn_convolution_f32"
 CONVOLUTION_POST = "tripy_onednn_convolution_post_f32"
+GROUP_NORM = "tripy_group_norm_f32"
 ADD_CHANNELS = 1  # + a [C] vector along the result's feature dim (a bias, a BatchNorm's shift)
 ADD_TENSOR = 2  # + a tensor of the result's shape (a residual connection)
 RELU = 3  # max(x, 0)

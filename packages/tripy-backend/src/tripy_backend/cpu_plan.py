@@ -218,6 +218,69 @@ def sum_op(x: Any, zero: Any, dims: List[int]) -> Any:
     return total
 
 
+def is_sum(op: Any) -> bool:
+    """Whether `op` (a one-operand ``stablehlo.reduce``) adds, starting from a constant zero."""
+    block = op.regions[0].blocks[0]
+    body = [o for o in block.operations]
+    if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
+        return False
+    args = list(block.arguments)
+    if list(body[0].operands) not in (args, args[::-1]) or body[1].operands[0] != body[0].result:
+        return False
+    return splat(op.operands[1]) == 0.0
+
+
+def splat(value: Any) -> Any:
+    """The float that `value` holds everywhere (a float constant with one value, broadcast or not), else None."""
+    from jax.extend.mlir import ir
+
+    op = value.owner
+    while isinstance(op, (ir.Operation, ir.OpView)) and op.name == "stablehlo.broadcast_in_dim":
+        op = op.operands[0].owner
+    if not isinstance(op, (ir.Operation, ir.OpView)) or op.name != "stablehlo.constant":
+        return None
+    dense = ir.DenseElementsAttr(op.attributes["value"])
+    if not dense.is_splat:
+        return None
+    try:
+        return ir.FloatAttr(dense.get_splat_value()).value
+    except ValueError:  # (an integer constant)
+        return None
+
+
+def per_channel(value: Any, feature: int) -> Any:
+    """The vector that `value` broadcasts along dim `feature` (a ``broadcast_in_dim`` of a tensor whose only dim of
+    more than one element becomes `feature`); None if it is not one."""
+    from jax.extend.mlir import ir
+
+    op = value.owner
+    if not isinstance(op, (ir.Operation, ir.OpView)) or op.name != "stablehlo.broadcast_in_dim":
+        return None
+    source = op.operands[0]
+    shape = list(ir.RankedTensorType(source.type).shape)
+    dims = [int(d) for d in op.attributes["broadcast_dimensions"]]
+    size = ir.RankedTensorType(value.type).shape[feature]
+    if math.prod(shape) != size or any(n != 1 and d != feature for n, d in zip(shape, dims)):
+        return None
+    return source
+
+
+def channel_vector(vector: Any) -> Any:
+    """`vector` (one dim of C elements, the rest 1) as a ``[C]`` tensor: the ``[C]`` tensor it was reshaped from, or
+    a reshape of it made at the insertion point."""
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo
+
+    t = ir.RankedTensorType(vector.type)
+    if t.rank == 1:
+        return vector
+    op = vector.owner
+    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == "stablehlo.reshape":
+        if ir.RankedTensorType(op.operands[0].type).rank == 1:
+            return op.operands[0]
+    return stablehlo.ReshapeOp(ir.RankedTensorType.get([math.prod(t.shape)], t.element_type), vector).result
+
+
 def walk(operation: object):  # type: ignore[no-untyped-def]
     for region in operation.regions:  # type: ignore[attr-defined]
         for block in region.blocks:

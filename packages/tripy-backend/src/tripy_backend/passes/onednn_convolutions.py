@@ -63,7 +63,7 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
                 chain, post, extra = [], [], []
             last = chain[-1] if chain else op
             with ir.InsertionPoint(last), op.location:
-                extra = [_channels(v) if code == kernels.ADD_CHANNELS else v for code, v in extra]
+                extra = [cpu_plan.channel_vector(v) if code == kernels.ADD_CHANNELS else v for code, v in extra]
                 call = ir.Operation.create(
                     "stablehlo.custom_call",
                     results=[op.result.type],
@@ -116,12 +116,12 @@ def _epilogue(result: Any, feature: int) -> Tuple[List[Any], List[int], List[Tup
         if other == value or other.type != value.type:
             break
         if user.name == "stablehlo.maximum":
-            if not _zero(other):
+            if cpu_plan.splat(other) != 0.0:
                 break
             post.append(kernels.RELU)
-        elif _per_channel(other, feature) is not None:
+        elif cpu_plan.per_channel(other, feature) is not None:
             post.append(kernels.ADD_CHANNELS)
-            extra.append((kernels.ADD_CHANNELS, _per_channel(other, feature)))
+            extra.append((kernels.ADD_CHANNELS, cpu_plan.per_channel(other, feature)))
         else:
             post.append(kernels.ADD_TENSOR)
             extra.append((kernels.ADD_TENSOR, other))
@@ -141,47 +141,6 @@ def _opaque(op: Any) -> bool:
     if name == "stablehlo.reshape":
         return any(_opaque(use.owner) for use in op.result.uses)
     return name in cpu_plan.UNFUSED
-
-
-def _producer(value: Any) -> Optional[Any]:
-    """The op that defines `value`; None for a block argument."""
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _per_channel(value: Any, feature: int) -> Optional[Any]:
-    """The vector that `value` broadcasts along dim `feature` (a ``broadcast_in_dim`` of a tensor whose only dim of
-    more than one element becomes `feature`); None if it is not one."""
-    op = _producer(value)
-    if op is None or op.name != "stablehlo.broadcast_in_dim":
-        return None
-    source = op.operands[0]
-    shape = list(ir.RankedTensorType(source.type).shape)
-    dims = [int(d) for d in op.attributes["broadcast_dimensions"]]
-    size = ir.RankedTensorType(value.type).shape[feature]
-    if int(np.prod(shape)) != size or any(n != 1 and d != feature for n, d in zip(shape, dims)):
-        return None
-    return source
-
-
-def _zero(value: Any) -> bool:
-    """Whether `value` is zero everywhere: a zero constant, broadcast."""
-    op = _producer(value)
-    while op is not None and op.name == "stablehlo.broadcast_in_dim":
-        op = _producer(op.operands[0])
-    if op is None or op.name != "stablehlo.constant":
-        return False
-    dense = ir.DenseElementsAttr(op.attributes["value"])
-    return dense.is_splat and ir.FloatAttr(dense.get_splat_value()).value == 0.0
-
-
-def _channels(vector: Any) -> Any:
-    """`vector` (one dim of C elements, the rest 1) as a ``[C]`` tensor, made at the insertion point."""
-    t = ir.RankedTensorType(vector.type)
-    if t.rank == 1:
-        return vector
-    flat = ir.RankedTensorType.get([int(np.prod(t.shape))], t.element_type)
-    return stablehlo.ReshapeOp(flat, vector).result
 
 
 def _shapes(op: Any) -> Tuple[List[int], List[int], List[int]]:

@@ -60,7 +60,12 @@ def _plan(op: Any) -> Optional[Tuple[List[int], List[int]]]:
     if op.name != "stablehlo.reduce" or len(op.operands) != 2:
         return None
     vtype = ir.RankedTensorType(op.operands[0].type)
-    if str(vtype.element_type) != "f32" or not vtype.has_static_shape or not _is_sum(op) or not _stored(op.operands[0]):
+    if (
+        str(vtype.element_type) != "f32"
+        or not vtype.has_static_shape
+        or not cpu_plan.is_sum(op)
+        or not _stored(op.operands[0])
+    ):
         return None
     shape = list(vtype.shape)
     summed = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
@@ -114,22 +119,6 @@ def _runs(dims: Sequence[int]) -> List[List[int]]:
         else:
             runs.append([d])
     return runs
-
-
-def _is_sum(op: Any) -> bool:
-    """Whether `op` (a one-operand reduce) adds, starting from a constant zero."""
-    block = op.regions[0].blocks[0]
-    body = [o for o in block.operations]
-    if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
-        return False
-    args = list(block.arguments)
-    if list(body[0].operands) not in (args, args[::-1]) or body[1].operands[0] != body[0].result:
-        return False
-    init = op.operands[1].owner
-    if not isinstance(init, (ir.Operation, ir.OpView)) or init.name != "stablehlo.constant":
-        return False
-    value = ir.DenseElementsAttr(init.attributes["value"])
-    return value.is_splat and ir.FloatAttr(value.get_splat_value()).value == 0.0
 
 
 def _as_product(op: Any, run: List[int], others: List[int]) -> None:
