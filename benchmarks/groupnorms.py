@@ -1,18 +1,25 @@
-"""A GroupNorm's sums on XLA:CPU: the backend pass ``sums-as-products`` against the same programs without it.
+"""A GroupNorm on XLA:CPU: one of the backend's GroupNorm passes against the same programs without it.
 
-Channels-last (as tripy runs a convnet on the CPU), a GroupNorm sums ``[N, H, W, groups, channels]`` over ``H, W``
-and the channels of each group. XLA:CPU takes such a sum, where a summed dim is longer than 32, as a windowed sum
-(``TreeReductionRewriter``), slow over dims that a kept dim separates; the pass makes it a product with ones (see
-``tripy_backend/passes/sums_as_products.py``). Compiled both ways in one process, calls interleaved:
+``--pass sums-as-products`` (the default): channels-last (as tripy runs a convnet on the CPU), a GroupNorm sums
+``[N, H, W, groups, channels]`` over ``H, W`` and the channels of each group. XLA:CPU takes such a sum, where a
+summed dim is longer than 32, as a windowed sum (``TreeReductionRewriter``), slow over dims that a kept dim
+separates; the pass makes it a product with ones (see ``tripy_backend/passes/sums_as_products.py``). The pass
+``group-norms``, which would take the GroupNorms first where tripy-kernels is installed, is left out of both.
 
-* the sums alone (a GroupNorm's mean) for several image sizes and groups;
+``--pass group-norms`` (needs tripy-kernels: ``scripts/kernels-deps``): each GroupNorm, with its scale, shift and
+SiLU, as one call to the kernels' handler (``tripy_backend/passes/group_norms.py``), against XLA's ops for it (with
+``sums-as-products``).
+
+Compiled both ways in one process, calls interleaved:
+
+* the sums alone (a GroupNorm's mean) for several image sizes and groups (``sums-as-products`` only);
 * a convolution, GroupNorm and SiLU block (a U-Net's), where the mean's sum and the variance's (of the squared
   deviations from the mean, which XLA stores before its windowed sum) become products;
 * the small U-Net of ``benchmarks/peers/convnet.py``.
 
 Printed: microseconds per call without and with the pass, and the speedup.
 
-    uv run python benchmarks/groupnorm_sums.py [--rounds 30]
+    uv run python benchmarks/groupnorms.py [--pass group-norms] [--rounds 30]
 """
 
 from __future__ import annotations
@@ -22,28 +29,28 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Tuple
 
+import jaxlib
 import numpy as np
 
 import tripy as tp
-from tripy_backend import pipeline
+from tripy_backend import kernels, pipeline
 
 from _harness import interleaved
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 
-PASS = "sums-as-products"
+PASSES = {"sums-as-products": "group-norms", "group-norms": None}  # pass -> the pass left out of both ways
 
 
-def both(make: Callable[[], Any], shape: Tuple[int, ...]) -> Dict[str, Any]:
-    """`make()` compiled for `shape` without the pass, then with it."""
-    full = pipeline.XLA
-    exes = {}
+def both(make: Callable[[], Any], shape: Tuple[int, ...], measured: str) -> Dict[str, Any]:
+    """`make()` compiled for `shape` without the pass `measured`, then with it."""
+    full, exes = pipeline.XLA, {}
     try:
-        pipeline.XLA = tuple(p for p in full if p.name != PASS)
-        exes["without"] = tp.compile(make(), args=[tp.InputInfo(shape, tp.float32)])
+        for way, dropped in (("without", (measured, PASSES[measured])), ("with", (PASSES[measured],))):
+            pipeline.XLA = tuple(p for p in full if p.name not in dropped)
+            exes[way] = tp.compile(make(), args=[tp.InputInfo(shape, tp.float32)])
     finally:
         pipeline.XLA = full
-    exes["with"] = tp.compile(make(), args=[tp.InputInfo(shape, tp.float32)])
     return exes
 
 
@@ -65,7 +72,7 @@ def unet() -> Any:
     return model
 
 
-def workloads() -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
+def workloads(measured: str) -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
     sums = [
         ("mean of [1, 128, 128, 8, 4]", (1, 128, 128, 8, 4)),
         ("mean of [1, 64, 64, 32, 10]", (1, 64, 64, 32, 10)),
@@ -75,6 +82,8 @@ def workloads() -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
     rows: List[Tuple[str, Callable[[], Any], Tuple[int, ...]]] = [
         (name, lambda: lambda x: tp.mean(x, dim=(1, 2, 4)), shape) for name, shape in sums
     ]
+    if measured == "group-norms":
+        rows = [("conv + GroupNorm(8) + SiLU, 4 x 32 x 64 x 64", block(32, 8), (4, 32, 64, 64))]
     rows += [
         ("conv + GroupNorm(8) + SiLU, 32 x 128 x 128", block(32, 8), (1, 32, 128, 128)),
         ("conv + GroupNorm(32) + SiLU, 320 x 32 x 32", block(320, 32), (1, 320, 32, 32)),
@@ -85,12 +94,16 @@ def workloads() -> List[Tuple[str, Callable[[], Any], Tuple[int, ...]]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pass", dest="measured", choices=sorted(PASSES), default="sums-as-products")
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
+    if args.measured == "group-norms" and not (kernels.enabled() and kernels.group_norms()):
+        sys.exit("benchmarks/groupnorms.py: --pass group-norms needs tripy-kernels (scripts/kernels-deps)")
     rng = np.random.default_rng(0)
+    print(f"the pass {args.measured}, without and with it (jaxlib {jaxlib.__version__})")
     print(f"{'workload':46s} {'without us':>11s} {'with us':>9s} {'speedup':>8s}")
-    for name, make, shape in workloads():
-        exes = both(make, shape)
+    for name, make, shape in workloads(args.measured):
+        exes = both(make, shape, args.measured)
         x = tp.Tensor(rng.standard_normal(shape).astype(np.float32))
         outs = {k: np.from_dlpack(e(x)) for k, e in exes.items()}
         scale = float(np.abs(outs["without"]).max()) or 1.0
