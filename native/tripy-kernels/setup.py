@@ -35,7 +35,7 @@ setup(
     ext_modules=[
         Extension(
             "tripy_kernels._native",
-            sources=["csrc/convolution.cc", "csrc/group_norm.cc"],
+            sources=["csrc/convolution.cc", "csrc/group_norm.cc", "csrc/pooling.cc"],
             include_dirs=[ffi_include_dir(), os.path.join(prefix, "include")],
             library_dirs=[os.path.join(prefix, "lib")],
             libraries=["dnnl", "tbb"],

@@ -29,18 +29,18 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "oneapi/tbb/parallel_for.h"
+#include "onednn.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
 
 namespace {
 
-using Dims = std::vector<int64_t>;
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using tripy_kernels::Describe;
+using tripy_kernels::Dims;
+using tripy_kernels::Engine;
+using tripy_kernels::IsReference;
+using tripy_kernels::Logical;
 
 // A reorder from XLA's layout of an operand or result to oneDNN's, or back; none where they are the same.
 struct Reorder {
@@ -72,25 +72,6 @@ struct Convolution {
   bool reference = false;  // (oneDNN has only a reference kernel for it: slow)
 };
 
-Dims RowMajorStrides(ffi::Span<const int64_t> shape) {
-  Dims strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-// The logical [first, second, *spatial] dims and strides of a buffer whose dims `order` names in that order.
-void Logical(ffi::Span<const int64_t> shape, ffi::Span<const int64_t> order, Dims& dims, Dims& strides) {
-  Dims stored = RowMajorStrides(shape);
-  for (int64_t d : order) {
-    dims.push_back(shape[d]);
-    strides.push_back(stored[d]);
-  }
-}
-
-dnnl::memory::desc Describe(const Dims& dims, const Dims& strides) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
-}
-
 struct Attrs {
   ffi::Span<const int64_t> lhs, rhs, out, strides, pad_lo, pad_hi, dilation;
   int64_t groups;
@@ -111,10 +92,6 @@ std::string Key(const ffi::AnyBuffer& x, const ffi::AnyBuffer& w, const Attrs& a
 
 dnnl::memory::desc Any(const dnnl::memory::desc& like) {
   return dnnl::memory::desc(like.get_dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-}
-
-bool IsReference(const dnnl::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).find("ref") != std::string::npos;  // (also "conv:any+ref:any")
 }
 
 // oneDNN's convolution (or deconvolution) for the activations in XLA's layouts where it has a fast kernel for them,
@@ -450,20 +427,29 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(TripyOnednnConvolutionPostF32, ConvolveFused,
                                                    .Ret<ffi::AnyBuffer>())
                                   .Attr<ffi::Span<const int64_t>>("post"));
 
-XLA_FFI_DECLARE_HANDLER_SYMBOL(TripyGroupNormF32);  // (csrc/group_norm.cc)
+XLA_FFI_DECLARE_HANDLER_SYMBOL(TripyGroupNormF32);     // (csrc/group_norm.cc)
+XLA_FFI_DECLARE_HANDLER_SYMBOL(TripyOnednnMaxPoolF32);  // (csrc/pooling.cc)
 
 // ---- the Python module: the handlers as capsules, by target name ----------------------------------------------
 
 static PyObject* Handlers(PyObject*, PyObject*) {
-  PyObject* capsules[3] = {PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionF32), nullptr, nullptr),
-                           PyCapsule_New(reinterpret_cast<void*>(&TripyOnednnConvolutionPostF32), nullptr, nullptr),
-                           PyCapsule_New(reinterpret_cast<void*>(&TripyGroupNormF32), nullptr, nullptr)};
-  if (capsules[0] == nullptr || capsules[1] == nullptr || capsules[2] == nullptr) {
-    for (PyObject* c : capsules) Py_XDECREF(c);
-    return nullptr;
+  const std::pair<const char*, void*> handlers[] = {
+      {"tripy_onednn_convolution_f32", reinterpret_cast<void*>(&TripyOnednnConvolutionF32)},
+      {"tripy_onednn_convolution_post_f32", reinterpret_cast<void*>(&TripyOnednnConvolutionPostF32)},
+      {"tripy_group_norm_f32", reinterpret_cast<void*>(&TripyGroupNormF32)},
+      {"tripy_onednn_max_pool_f32", reinterpret_cast<void*>(&TripyOnednnMaxPoolF32)},
+  };
+  PyObject* result = PyDict_New();
+  for (const auto& [name, handler] : handlers) {
+    PyObject* capsule = result == nullptr ? nullptr : PyCapsule_New(handler, nullptr, nullptr);
+    if (capsule == nullptr || PyDict_SetItemString(result, name, capsule) != 0) {
+      Py_XDECREF(capsule);
+      Py_XDECREF(result);
+      return nullptr;
+    }
+    Py_DECREF(capsule);
   }
-  return Py_BuildValue("{s:N,s:N,s:N}", "tripy_onednn_convolution_f32", capsules[0],
-                       "tripy_onednn_convolution_post_f32", capsules[1], "tripy_group_norm_f32", capsules[2]);
+  return result;
 }
 
 static PyObject* OnednnVersion(PyObject*, PyObject*) {

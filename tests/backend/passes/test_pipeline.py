@@ -23,6 +23,7 @@ def test_the_passes_in_order():
         "matrix-vector-isolation",
         "group-norms",
         "sums-as-products",
+        "onednn-pooling",
         "onednn-convolutions",
     ]
     assert len({p.name for p in pipeline.PIPELINE}) == len(pipeline.PIPELINE)

@@ -8,7 +8,10 @@ target (oneDNN; operands as XLA stores them, the layout named by attributes: see
 ``ADD_TENSOR``, ``RELU`` in order, each add reading the next extra operand), computed as oneDNN writes the result.
 ``GROUP_NORM``: a GroupNorm of float32 channels-last activations ``[N, *spatial, C]`` (operands: them, the ``[C]``
 scale and shift, then float32 scalars: what divides the mean's sum, what divides the variance's, eps; attributes
-``groups`` and ``silu``, 1 for a SiLU after it), on TBB's threads (``csrc/group_norm.cc``)."""
+``groups`` and ``silu``, 1 for a SiLU after it), on TBB's threads (``csrc/group_norm.cc``). ``MAX_POOL``: a float32
+max pool by oneDNN (padding counts as -inf; attributes ``layout``, the operand's dims in the order ``[N, C,
+*spatial]``, then ``window``, ``strides``, ``pad_lo``, ``pad_hi``, ``dilation`` along the spatial dims:
+``csrc/pooling.cc``)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ __version__ = "0.1.0"
 CONVOLUTION = "tripy_onednn_convolution_f32"
 CONVOLUTION_POST = "tripy_onednn_convolution_post_f32"
 GROUP_NORM = "tripy_group_norm_f32"
+MAX_POOL = "tripy_onednn_max_pool_f32"
 ADD_CHANNELS = 1  # + a [C] vector along the result's feature dim (a bias, a BatchNorm's shift)
 ADD_TENSOR = 2  # + a tensor of the result's shape (a residual connection)
 RELU = 3  # max(x, 0)

@@ -220,14 +220,23 @@ def sum_op(x: Any, zero: Any, dims: List[int]) -> Any:
 
 def is_sum(op: Any) -> bool:
     """Whether `op` (a one-operand ``stablehlo.reduce``) adds, starting from a constant zero."""
+    return combines_with(op, "stablehlo.add") and splat(op.operands[1]) == 0.0
+
+
+def combines_with(op: Any, name: str) -> bool:
+    """Whether the body of `op` (a one-operand reduce or reduce_window) is the op `name` of its two arguments."""
     block = op.regions[0].blocks[0]
-    body = [o for o in block.operations]
-    if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
+    body = list(block.operations)
+    if len(body) != 2 or body[0].name != name or body[1].name != "stablehlo.return":
         return False
     args = list(block.arguments)
-    if list(body[0].operands) not in (args, args[::-1]) or body[1].operands[0] != body[0].result:
-        return False
-    return splat(op.operands[1]) == 0.0
+    return list(body[0].operands) in (args, args[::-1]) and body[1].operands[0] == body[0].result
+
+
+def ints(attributes: Any, name: str, n: int, default: int) -> List[int]:
+    """An array attribute (``array<i64: ...>``, ``array<i1: ...>`` or dense elements) as ints; `n` times `default`
+    where the op does not have it."""
+    return [int(v) for v in attributes[name]] if name in attributes else [default] * n
 
 
 def splat(value: Any) -> Any:

@@ -1,8 +1,8 @@
-"""tripy's optional native kernels (the ``tripy-kernels`` distribution: oneDNN convolutions and a GroupNorm as XLA FFI
-handlers):
+"""tripy's optional native kernels (the ``tripy-kernels`` distribution: oneDNN convolutions and max pools, and a GroupNorm,
+as XLA FFI handlers):
 whether they are installed and in use, and their registration with XLA:CPU (once per process, through ``_xla``).
 
-The ``onednn-convolutions`` and ``group-norms`` passes use them when ``enabled()``; ``TRIPY_KERNELS=0`` turns them off (programs then
+The ``onednn-convolutions``, ``onednn-pooling`` and ``group-norms`` passes use them when ``enabled()``; ``TRIPY_KERNELS=0`` turns them off (programs then
 compile to XLA's own convolutions). A program's compiled code records which kernels it calls (``cpu_plan.fingerprint``
 names ``tag()``), so that saved code which needs them is not loaded where they are missing (``missing_error``)."""
 
@@ -28,6 +28,7 @@ ENV_VAR = "TRIPY_KERNELS"
 CONVOLUTION = "tripy_onednn_convolution_f32"
 CONVOLUTION_POST = "tripy_onednn_convolution_post_f32"  # (with a fused epilogue: ``post``, these codes)
 GROUP_NORM = "tripy_group_norm_f32"  # (a GroupNorm with its scale and shift, and a SiLU: the ``group-norms`` pass)
+MAX_POOL = "tripy_onednn_max_pool_f32"  # (a max pool: the ``onednn-pooling`` pass)
 ADD_CHANNELS, ADD_TENSOR, RELU = 1, 2, 3
 NONE = "none"
 _registered = False
@@ -74,6 +75,11 @@ def group_norms() -> bool:
     return _kernels is not None and GROUP_NORM in _kernels.handlers()
 
 
+def pools() -> bool:
+    """Whether the installed kernels have the max pool handler (``MAX_POOL``; a build from before it has none)."""
+    return _kernels is not None and MAX_POOL in _kernels.handlers()
+
+
 def slow(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:
     """Whether the installed kernels would run this convolution (shapes `x`, `w` -> `y`; the handler's
     `attributes`) with oneDNN's reference kernel only: many times slower than XLA's, so it stays XLA's."""
@@ -86,7 +92,7 @@ def missing_error(saved_tag: str) -> Optional[str]:
     if saved_tag == NONE or installed() is not None:
         return None
     return (
-        f"its compiled code calls tripy's native kernels ({saved_tag}: oneDNN convolutions, GroupNorms), which are not "
+        f"its compiled code calls tripy's native kernels ({saved_tag}: oneDNN convolutions and pools, GroupNorms), which are not "
         "installed here. Install them (scripts/kernels-deps in a tripy checkout, or pip install "
         "./native/tripy-kernels), or load it with trust_compiled_code=False to compile its StableHLO without them."
     )

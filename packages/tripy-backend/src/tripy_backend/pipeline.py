@@ -10,11 +10,12 @@
 7. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
 8. ``group-norms``: GroupNorms (and the SiLU after one) as custom calls (XLA:CPU, where ``tripy-kernels`` is installed);
 9. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU);
-10. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed).
+10. ``onednn-pooling``: max pools as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
+11. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed).
 
 ``SHAPES`` (1-5) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
-``XLA`` (6-10) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+``XLA`` (6-11) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
 cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
 ``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
 """
@@ -40,6 +41,7 @@ from tripy_backend.passes import (
     lower_markers,
     matrix_vector,
     onednn_convolutions,
+    onednn_pooling,
     static_shapes,
     sums_as_products,
 )
@@ -54,12 +56,14 @@ SHAPES: Tuple[Pass, ...] = (
 # (onednn-convolutions after channels-last: the convolutions it serves then read and write channels-last activations,
 # oneDNN's fastest layout, and channels-last's transposes have cancelled between them; after sums-as-products: a
 # bias that a product reads goes into the convolution's call. matrix-vector-isolation before sums-as-products: it
-# leaves their products with ones alone. group-norms before sums-as-products: it looks for a GroupNorm's sums)
+# leaves their products with ones alone. group-norms before sums-as-products: it looks for a GroupNorm's sums. onednn-pooling before
+# onednn-convolutions: a convolution's epilogue goes into its call where a pool reads it)
 XLA: Tuple[Pass, ...] = (
     channels_last.PASS,
     matrix_vector.PASS,
     group_norms.PASS,
     sums_as_products.PASS,
+    onednn_pooling.PASS,
     onednn_convolutions.PASS,
 )
 PIPELINE: Tuple[Pass, ...] = SHAPES + XLA

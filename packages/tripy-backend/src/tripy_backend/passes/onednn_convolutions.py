@@ -187,13 +187,13 @@ def _window(a: Any, spatial: int, padding: Any, kernel: List[int]) -> Optional[t
     has no such convolution. A convolution of an input dilated by ``s`` with its kernel reversed and padded by
     ``d * (k - 1) - p`` (how ``tp.ConvTranspose`` lowers) is oneDNN's deconvolution of stride ``s``, padding ``p``,
     with the kernel as stored; an unreversed one would need the kernel reversed, and is left to XLA."""
-    lhs_dilation, dilation = _ints(a, "lhs_dilation", spatial, 1), _ints(a, "rhs_dilation", spatial, 1)
-    reversal = _ints(a, "window_reversal", spatial, 0)
+    lhs_dilation, dilation = cpu_plan.ints(a, "lhs_dilation", spatial, 1), cpu_plan.ints(a, "rhs_dilation", spatial, 1)
+    reversal = cpu_plan.ints(a, "window_reversal", spatial, 0)
     if all(s == 1 for s in lhs_dilation):
         if any(reversal) or (padding < 0).any():
             return None
-        return _ints(a, "window_strides", spatial, 1), list(padding[:, 0]), list(padding[:, 1]), dilation, False
-    if not all(reversal) or any(s != 1 for s in _ints(a, "window_strides", spatial, 1)):
+        return cpu_plan.ints(a, "window_strides", spatial, 1), list(padding[:, 0]), list(padding[:, 1]), dilation, False
+    if not all(reversal) or any(s != 1 for s in cpu_plan.ints(a, "window_strides", spatial, 1)):
         return None
     span = [d * (k - 1) for d, k in zip(dilation, kernel)]
     pad_lo, pad_hi = [s - p for s, p in zip(span, padding[:, 0])], [s - p for s, p in zip(span, padding[:, 1])]
@@ -208,14 +208,6 @@ def _i64(value: int) -> Any:
 
 def _int(attributes: Any, name: str) -> int:
     return int(ir.IntegerAttr(attributes[name]).value) if name in attributes else 1
-
-
-def _ints(attributes: Any, name: str, n: int, default: int) -> List[int]:
-    """An array attribute (``array<i64: ...>``, ``array<i1: ...>`` or dense elements) as ints; `n` times `default`
-    if the op does not have it."""
-    if name not in attributes:
-        return [default] * n
-    return [int(v) for v in attributes[name]]
 
 
 def _array(values: List[int]) -> Any:
