@@ -26,6 +26,14 @@ namespace ffi = xla::ffi;
 
 namespace {
 
+// The loops compiled for AVX-512, AVX2 and plain x86-64, the one for the CPU picked at load (GCC's and Clang's
+// function multiversioning); as written elsewhere.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TRIPY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TRIPY_VECTOR_CLONES
+#endif
+
 constexpr int64_t kChunkElements = 16384;  // (64 KiB of float32: a chunk's two sweeps stay in L2)
 
 // e^x, vectorizable (no library call, no branch): x = n ln2 + r, |r| <= ln2 / 2, e^r by its Taylor polynomial to
@@ -40,7 +48,9 @@ inline float Exp(float x) {
   std::memcpy(&bits, &t, sizeof bits);
   int32_t k = bits - 0x4B400000;  // (the bits of `shifter`: k == n)
   float r = x - n * 0.693145752f - n * 1.42860677e-6f;  // (ln 2 in two parts: the first exact times small n)
-  float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  float p = 1.0f / 720 + r * (1.0f / 5040);
+  p = 1.0f / 24 + r * (1.0f / 120 + r * p);
+  p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * p)));
   int32_t scale_bits = (k + 127) << 23;
   float scale;
   std::memcpy(&scale, &scale_bits, sizeof scale);
@@ -60,10 +70,8 @@ struct Moments {  // of one group's values in one chunk, or combined
 };
 
 // One chunk's moments, per group: `rows` rows of `c` channels at `x`, `cg` channels a group. `scratch`: 2 c floats.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ChunkMoments(const float* __restrict x,
-                                                                              int64_t rows, int64_t c, int64_t cg,
-                                                                              float* __restrict scratch,
-                                                                              Moments* out) {
+TRIPY_VECTOR_CLONES void ChunkMoments(const float* __restrict x, int64_t rows, int64_t c, int64_t cg,
+                                      float* __restrict scratch, Moments* out) {
   float* sums = scratch;
   float* centers = scratch + c;
   std::fill(sums, sums + c, 0.0f);
@@ -98,11 +106,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void ChunkMoments(c
 // y = (x - m) * a + b per channel over `rows` rows of `c` channels, then y * sigmoid(y) where `silu`. (Not x * a +
 // (b - m * a): where the mean is large next to the spread, that sum of two large terms loses the digits that the
 // subtraction, exact for close values, keeps.)
-__attribute__((target_clones("avx512f", "avx2", "default"))) void Normalize(const float* __restrict x,
-                                                                           float* __restrict y, int64_t rows,
-                                                                           int64_t c, const float* __restrict m,
-                                                                           const float* __restrict a,
-                                                                           const float* __restrict b, bool silu) {
+TRIPY_VECTOR_CLONES void Normalize(const float* __restrict x, float* __restrict y, int64_t rows, int64_t c,
+                                   const float* __restrict m, const float* __restrict a, const float* __restrict b,
+                                   bool silu) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * c;
     float* out = y + r * c;
