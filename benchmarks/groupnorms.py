@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--pass", dest="measured", choices=sorted(PASSES), default="sums-as-products")
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
-    if args.measured == "group-norms" and not (kernels.enabled() and kernels.group_norms()):
+    if args.measured == "group-norms" and not (kernels.enabled() and kernels.has(kernels.GROUP_NORM)):
         sys.exit("benchmarks/groupnorms.py: --pass group-norms needs tripy-kernels (scripts/kernels-deps)")
     rng = np.random.default_rng(0)
     print(f"the pass {args.measured}, without and with it (jaxlib {jaxlib.__version__})")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, List, NamedTuple, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Sequence, Tuple
 
 from tripy_flatir.mlir_utils import context
 from tripy_backend import _xla, kernels
@@ -288,6 +288,29 @@ def channel_vector(vector: Any) -> Any:
         if ir.RankedTensorType(op.operands[0].type).rank == 1:
             return op.operands[0]
     return stablehlo.ReshapeOp(ir.RankedTensorType.get([math.prod(t.shape)], t.element_type), vector).result
+
+
+def kernel_call(target: str, result_type: Any, operands: Sequence[Any], config: Dict[str, Any]) -> Any:
+    """A ``stablehlo.custom_call`` to the native kernels' typed FFI handler `target` (``api_version = 4``), made at
+    the insertion point: its attributes `config` (ints as i64, lists of ints as ``array<i64: ...>``) in its
+    ``backend_config``."""
+    from jax.extend.mlir import ir
+
+    i64 = ir.IntegerType.get_signless(64)
+    attributes = {
+        k: ir.DenseI64ArrayAttr.get([int(n) for n in v]) if isinstance(v, list) else ir.IntegerAttr.get(i64, int(v))
+        for k, v in config.items()
+    }
+    return ir.Operation.create(
+        "stablehlo.custom_call",
+        results=[result_type],
+        operands=list(operands),
+        attributes={
+            "call_target_name": ir.StringAttr.get(target),
+            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+            "backend_config": ir.DictAttr.get(attributes),
+        },
+    )
 
 
 def walk(operation: object):  # type: ignore[no-untyped-def]

@@ -1,9 +1,9 @@
-"""tripy's optional native kernels (the ``tripy-kernels`` distribution: oneDNN convolutions and max pools, and a GroupNorm,
-as XLA FFI handlers):
-whether they are installed and in use, and their registration with XLA:CPU (once per process, through ``_xla``).
+"""tripy's optional native kernels (the ``tripy-kernels`` distribution: oneDNN convolutions and max pools, and a
+GroupNorm, as XLA FFI handlers): whether they are installed and in use, and their registration with XLA:CPU (once per
+process, through ``_xla``).
 
-The ``onednn-convolutions``, ``onednn-pooling`` and ``group-norms`` passes use them when ``enabled()``; ``TRIPY_KERNELS=0`` turns them off (programs then
-compile to XLA's own convolutions). A program's compiled code records which kernels it calls (``cpu_plan.fingerprint``
+The ``onednn-convolutions``, ``onednn-pooling`` and ``group-norms`` passes use them when ``enabled()``;
+``TRIPY_KERNELS=0`` turns them off (programs then compile to XLA's own ops). A program's compiled code records which kernels it calls (``cpu_plan.fingerprint``
 names ``tag()``), so that saved code which needs them is not loaded where they are missing (``missing_error``)."""
 
 from __future__ import annotations
@@ -65,19 +65,10 @@ def tag() -> str:
     return f"tripy-kernels {_kernels.__version__}" if enabled() and _kernels is not None else NONE
 
 
-def fuses() -> bool:
-    """Whether the installed kernels have the handler for a convolution with an epilogue (``CONVOLUTION_POST``)."""
-    return _kernels is not None and CONVOLUTION_POST in _kernels.handlers()
-
-
-def group_norms() -> bool:
-    """Whether the installed kernels have the GroupNorm handler (``GROUP_NORM``; a build from before it has none)."""
-    return _kernels is not None and GROUP_NORM in _kernels.handlers()
-
-
-def pools() -> bool:
-    """Whether the installed kernels have the max pool handler (``MAX_POOL``; a build from before it has none)."""
-    return _kernels is not None and MAX_POOL in _kernels.handlers()
+def has(target: str) -> bool:
+    """Whether the installed kernels have the handler `target` (``CONVOLUTION_POST``, ``GROUP_NORM``, ``MAX_POOL``:
+    a build from before one has none of it)."""
+    return _kernels is not None and target in _kernels.handlers()
 
 
 def slow(x: Sequence[int], w: Sequence[int], y: Sequence[int], attributes: Dict[str, Any]) -> bool:
@@ -92,8 +83,8 @@ def missing_error(saved_tag: str) -> Optional[str]:
     if saved_tag == NONE or installed() is not None:
         return None
     return (
-        f"its compiled code calls tripy's native kernels ({saved_tag}: oneDNN convolutions and pools, GroupNorms), which are not "
-        "installed here. Install them (scripts/kernels-deps in a tripy checkout, or pip install "
+        f"its compiled code calls tripy's native kernels ({saved_tag}: oneDNN convolutions and pools, GroupNorms), "
+        "which are not installed here. Install them (scripts/kernels-deps in a tripy checkout, or pip install "
         "./native/tripy-kernels), or load it with trust_compiled_code=False to compile its StableHLO without them."
     )
 

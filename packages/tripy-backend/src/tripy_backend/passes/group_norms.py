@@ -165,25 +165,16 @@ def _silu(y: Any) -> Optional[Any]:
 def _replace(norm: _Norm) -> None:
     """Make the GroupNorm's call (just before its last op) and give its readers the call's result instead."""
     with ir.InsertionPoint(norm.last), norm.last.location:
-        call = ir.Operation.create(
-            "stablehlo.custom_call",
-            results=[norm.x.type],
-            operands=[
+        call = cpu_plan.kernel_call(
+            kernels.GROUP_NORM,
+            norm.x.type,
+            [
                 norm.x,
                 cpu_plan.channel_vector(norm.gamma),
                 cpu_plan.channel_vector(norm.beta),
                 *(_scalar_value(s) for s in norm.scalars),
             ],
-            attributes={
-                "call_target_name": ir.StringAttr.get(kernels.GROUP_NORM),
-                "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
-                "backend_config": ir.DictAttr.get(
-                    {
-                        "groups": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), norm.groups),
-                        "silu": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(norm.silu)),
-                    }
-                ),
-            },
+            {"groups": norm.groups, "silu": int(norm.silu)},
         )
     norm.last.result.replace_all_uses_with(call.results[0])
 
@@ -244,7 +235,7 @@ def _scalar(value: Any) -> Optional[Any]:
 
 
 def on_cpu_with_kernels(job: Job) -> bool:
-    return job.platform == "cpu" and kernels.enabled() and kernels.group_norms()
+    return job.platform == "cpu" and kernels.enabled() and kernels.has(kernels.GROUP_NORM)
 
 
 PASS = Pass("group-norms", rewrite, on_cpu_with_kernels)

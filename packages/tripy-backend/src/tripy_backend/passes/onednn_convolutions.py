@@ -58,28 +58,19 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
             shapes = _shapes(op)
             if kernels.slow(*shapes, attributes):
                 continue
-            chain, post, extra = _epilogue(op.result, attributes["out"][1]) if kernels.fuses() else ([], [], [])
+            chain, post, extra = (
+                _epilogue(op.result, attributes["out"][1]) if kernels.has(kernels.CONVOLUTION_POST) else ([], [], [])
+            )
             if chain and kernels.slow(*shapes, {**attributes, "post": post}):
                 chain, post, extra = [], [], []
             last = chain[-1] if chain else op
             with ir.InsertionPoint(last), op.location:
                 extra = [cpu_plan.channel_vector(v) if code == kernels.ADD_CHANNELS else v for code, v in extra]
-                call = ir.Operation.create(
-                    "stablehlo.custom_call",
-                    results=[op.result.type],
-                    operands=[*op.operands, *extra],
-                    attributes={
-                        "call_target_name": ir.StringAttr.get(
-                            kernels.CONVOLUTION_POST if chain else kernels.CONVOLUTION
-                        ),
-                        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
-                        "backend_config": ir.DictAttr.get(
-                            {
-                                k: _array(v) if isinstance(v, list) else _i64(v)
-                                for k, v in {**attributes, **({"post": post} if chain else {})}.items()
-                            }
-                        ),
-                    },
+                call = cpu_plan.kernel_call(
+                    kernels.CONVOLUTION_POST if chain else kernels.CONVOLUTION,
+                    op.result.type,
+                    [*op.operands, *extra],
+                    {**attributes, **({"post": post} if chain else {})},
                 )
             last.result.replace_all_uses_with(call.result)
             for dead in [*reversed(chain), op]:
@@ -202,16 +193,8 @@ def _window(a: Any, spatial: int, padding: Any, kernel: List[int]) -> Optional[t
     return lhs_dilation, pad_lo, pad_hi, dilation, True
 
 
-def _i64(value: int) -> Any:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-
-
 def _int(attributes: Any, name: str) -> int:
     return int(ir.IntegerAttr(attributes[name]).value) if name in attributes else 1
-
-
-def _array(values: List[int]) -> Any:
-    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 
 
 def on_cpu_with_kernels(job: Job) -> bool:

@@ -31,18 +31,7 @@ def rewrite(module_bytes: bytes, job: Job) -> bytes:
         pools = [(op, a) for op in cpu_plan.walk(module.operation) for a in [_attributes(op)] if a is not None]
         for op, attributes in pools:
             with ir.InsertionPoint(op), op.location:
-                call = ir.Operation.create(
-                    "stablehlo.custom_call",
-                    results=[op.results[0].type],
-                    operands=[op.operands[0]],
-                    attributes={
-                        "call_target_name": ir.StringAttr.get(kernels.MAX_POOL),
-                        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
-                        "backend_config": ir.DictAttr.get(
-                            {k: ir.DenseI64ArrayAttr.get(v) for k, v in attributes.items()}
-                        ),
-                    },
-                )
+                call = cpu_plan.kernel_call(kernels.MAX_POOL, op.results[0].type, [op.operands[0]], attributes)
             op.results[0].replace_all_uses_with(call.results[0])
             init = op.operands[1].owner
             op.erase()
@@ -90,7 +79,7 @@ def _attributes(op: Any) -> Optional[Dict[str, List[int]]]:
 
 
 def on_cpu_with_kernels(job: Job) -> bool:
-    return job.platform == "cpu" and kernels.enabled() and kernels.pools()
+    return job.platform == "cpu" and kernels.enabled() and kernels.has(kernels.MAX_POOL)
 
 
 PASS = Pass("onednn-pooling", rewrite, on_cpu_with_kernels)
