@@ -52,6 +52,16 @@ def test_work_adds_items_for_the_threads_still_running():
     assert sorted(seen) == [1, 2, 11, 12]
 
 
+def test_jobs_whose_threads_have_ended_take_no_more_items():
+    seen = []
+    jobs = background.Jobs(seen.append, [1], threads=1).start()
+    assert jobs.wait(timeout=60)
+    for t in jobs._threads:
+        t.join(timeout=60)
+    assert not jobs.add([2])  # (no thread would run it: the caller starts new jobs)
+    assert seen == [1] and jobs.done
+
+
 def test_the_switch_interval_is_short_while_jobs_run_and_restored_after():
     before = sys.getswitchinterval()
     gate, seen = threading.Event(), []

@@ -90,6 +90,34 @@ def test_a_cheap_program_gets_static_programs_for_the_shapes_its_calls_bring(log
     assert tripy_backend.compilation_count() == before
 
 
+def test_a_cheap_program_specializes_its_shapes_on_one_thread(monkeypatch):
+    """The shapes that calls bring queue for one thread (starting a thread per shape kept calls waiting for the GIL
+    and had the shapes' compiles compete with each other)."""
+    from tripy_backend import program
+
+    exe = tp.compile(lambda x: tp.exp(x) * 2.0, args=[tp.InputInfo(((1, 20, 100), 3), tp.float32)], wait=True)
+    made, gate = [], threading.Event()
+
+    class Counted(background.Jobs):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    specialize = program.Program._specialize_in_background
+    monkeypatch.setattr(program, "Jobs", Counted)
+    monkeypatch.setattr(
+        program.Program, "_specialize_in_background", lambda self, shapes: gate.wait(60) and specialize(self, shapes)
+    )
+    sizes = (3, 5, 11, 27, 45, 77)  # (none a bucket's bound: each runs padded until specialized)
+    for n in sizes:
+        x = RNG.standard_normal((n, 3)).astype(np.float32)
+        assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), np.exp(x) * 2.0, rtol=1e-6), n
+    assert len(made) == 1 and not exe.ready
+    gate.set()
+    assert exe.wait(timeout=600)
+    assert {((n, 3),) for n in sizes} <= set(exe._program._launchers)
+
+
 def test_a_cheap_program_stops_specializing_at_the_limit(monkeypatch):
     monkeypatch.setattr(range_plan, "EXACT_SIZES", 2)
     exe = tp.compile(lambda x: x + 1.0, args=[tp.InputInfo(((1, 4, 64), 2), tp.float32)], wait=True)

@@ -73,9 +73,10 @@ class Jobs(Generic[T]):
                 self._items.insert(0, item)
 
     def add(self, items: List[T]) -> bool:
-        """More items, for the threads still running (called from `work`); False if the jobs are stopping."""
+        """More items, for the threads still running; False if the jobs are stopping or their threads have ended
+        (the items are not taken: start new jobs for them)."""
         with self._lock:
-            if _exiting.is_set():
+            if _exiting.is_set() or self._live == 0:
                 return False
             self._items.extend(items)
             return True
@@ -91,16 +92,21 @@ class Jobs(Generic[T]):
             return self._idle.wait_for(lambda: not self._items and self._active == 0, timeout)
 
     def _run(self) -> None:
+        last = False
         try:
-            self._loop()
-        finally:
+            last = self._loop()
+        except BaseException:
             with self._lock:
                 self._live -= 1
                 last = self._live == 0
+            raise
+        finally:
             if last:
                 _ended()
 
-    def _loop(self) -> None:
+    def _loop(self) -> bool:
+        """Work until no item is left; whether this was the last thread running (counted out with the lock held,
+        as it found no item: `add` then knows that no thread will take more)."""
         _lowest_priority()
         _xla.compile_in_background()
         with logger.background():
@@ -110,7 +116,8 @@ class Jobs(Generic[T]):
                         if self._active == 0:
                             self._items.clear()
                             self._idle.notify_all()
-                        return
+                        self._live -= 1
+                        return self._live == 0
                     item = self._items.pop(0)
                     self._active += 1
                 try:

@@ -28,7 +28,7 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -83,7 +83,8 @@ class Program:
         self.compiler = Compiler(device, optimization_level, name, num_devices, module_bytes)
         self.is_dynamic = any(d < 0 for s in self.input_shapes for d in s)
         self._launchers: "OrderedDict[Shapes, _xla.Launcher]" = OrderedDict()
-        self._pending: Dict[Shapes, Jobs[Shapes]] = {}  # specializations compiling in the background
+        self._pending: Set[Shapes] = set()  # specializations compiling in the background
+        self._specializing: Optional[Jobs[Shapes]] = None  # their thread (one per program; ends when idle)
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
         self.runtime_inputs: Optional[int] = None  # how many inputs are the caller's (the rest: baked-in data)
@@ -150,12 +151,19 @@ class Program:
     def _specialize_later(self, shapes: Shapes) -> bool:
         """Compile a static program for `shapes` in the background (a cheap range program's call, see
         ``range_plan``); False if there are ``range_plan.EXACT_SIZES`` already."""
+        new = None
         with _LOCK:
             if shapes in self._pending:
                 return True
             if len(self._launchers) + len(self._pending) >= range_plan.EXACT_SIZES:
                 return False
-            self._pending[shapes] = Jobs(self._specialize_in_background, [shapes], threads=1).start()
+            self._pending.add(shapes)
+            # (one thread for all of them: starting a thread waits for it to run, which took a call 4-70 ms while
+            # the plan's compiles held the GIL, and each shape on a thread of its own competed with the plan)
+            if self._specializing is None or not self._specializing.add([shapes]):
+                self._specializing = new = Jobs(self._specialize_in_background, [shapes], threads=1)
+        if new is not None:
+            new.start()
         return True
 
     def _specialize_in_background(self, shapes: Shapes) -> None:
@@ -169,7 +177,7 @@ class Program:
             logger.log(f"[compile] {self.name}: no static program for {[list(s) for s in shapes]} ({e})", "compile")
         finally:
             with _LOCK:
-                self._pending.pop(shapes, None)
+                self._pending.discard(shapes)
 
     def _new_launcher(self, exe: Any) -> "_xla.Launcher":
         if self.num_devices == 1:
@@ -277,9 +285,8 @@ class Program:
         if self.ranges is not None and not self.ranges.wait(timeout):
             return False
         with _LOCK:
-            pending = list(self._pending.values())
-        left = lambda: None if deadline is None else max(0.0, deadline - time.perf_counter())  # noqa: E731
-        return all(jobs.wait(left()) for jobs in pending)
+            jobs = self._specializing
+        return jobs is None or jobs.wait(None if deadline is None else max(0.0, deadline - time.perf_counter()))
 
     @property
     def ready(self) -> bool:
