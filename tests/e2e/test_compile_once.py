@@ -232,6 +232,38 @@ def test_a_program_with_dependent_rows_gets_the_largest_finer_buckets(logged, mo
     assert tripy_backend.compilation_count() == before
 
 
+def _causal_attention_plus_sum(x):
+    """NumPy's softmax(x x^T, masked where a row would read a later one) x, plus the sum of the rows."""
+    scores = x @ x.T
+    scores = np.where(np.arange(len(x))[None, :] > np.arange(len(x))[:, None], -np.inf, scores)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ x + x.sum(axis=0)
+
+
+def test_what_reads_across_the_rows_runs_every_size_in_static_programs(logged):
+    """Causal attention over a range of tokens, and a sum over them: each real row reads the others only through
+    reductions and products over them, which read the padding as what adds nothing (``passes.independent_rows``),
+    so the plan's programs are static programs at their bounds."""
+
+    def attend(x):
+        T = x.shape[0]
+        future = tp.iota((T, T), dim=1, dtype=tp.int32) > tp.iota((T, T), dim=0, dtype=tp.int32)
+        scores = tp.masked_fill(x @ tp.transpose(x, 0, 1), future, float("-inf"))
+        return tp.softmax(scores, dim=-1) @ x + tp.sum(x, dim=0)
+
+    exe, text = logged(lambda: tp.compile(attend, args=[tp.InputInfo(((1, 4, 16), 8), tp.float32)]))
+    assert "the rows along x[0] are independent: the plan's programs are static programs at their bounds" in text
+    before = tripy_backend.compilation_count()
+    for ready in (False, True):
+        for n in (1, 2, 3, 4, 7, 9, 16):
+            x = RNG.standard_normal((n, 8)).astype(np.float32) / 2
+            got = np.from_dlpack(exe(tp.Tensor(x)))
+            assert got.shape == (n, 8), n
+            np.testing.assert_allclose(got, _causal_attention_plus_sum(x.astype(np.float64)), rtol=1e-4, atol=1e-4)
+        assert exe.wait(timeout=600), ready
+    assert tripy_backend.compilation_count() == before
+
+
 def test_program_without_bounded_form_still_runs_every_shape(logged):
     exe, text = logged(
         lambda: tp.compile(lambda t: tp.topk(t, 2, 1)[0], args=[tp.InputInfo((2, (2, 3, 6)), tp.float32)])

@@ -16,9 +16,10 @@ program for each input shape its calls bring, compiled in the background (at mos
 its calls at a shape run padded only until that shape's own program is ready.
 
 A program of one variable that is not cheap gets ``3 * 2**k`` bounds too (`finer`), after its largest bucket has
-compiled: a call then computes at most 1.5x its rows. Where its rows are independent (``passes.independent_rows``: a
-bucket's program is the static program at its bound) it gets all of them; else (bounded programs, which compile
-2-3x slower: GPT-2 small's ~3 s each on a core) the `FINER_BOUNDED` largest, where padding costs the most.
+compiled: a call then computes at most 1.5x its rows. Where padding changes no real result
+(``passes.independent_rows``: a bucket's program is the static program at its bound) it gets all of them; else
+(bounded programs, which compile 2-3x slower than static ones) the `FINER_BOUNDED` largest, where padding costs the
+most.
 
 A program that bounded dims cannot express (``passes.markers.Unsupported``: a convolution, window, sort, ...
 whose padding would change real results) gets a static program per shape instead, for every combination

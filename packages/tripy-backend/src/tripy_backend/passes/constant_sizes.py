@@ -6,7 +6,9 @@ not a number in the trace (``tripy_trace.symbolic`` folds what holds for every s
 within a bucket, and a bounded program that kept it dynamic would slice a padded dim into a padded result (an
 empty slice of a padded source crashes XLA on jaxlib 0.6). `constant_of` finds these sizes by evaluating the
 program's scalar shape arithmetic for every combination of the inputs' real sizes in the bucket (the bucket's
-smallest size up to each bound): a size that is the same for each is static.
+smallest size up to each bound): a size that is the same for each is static. `is_variable` asks the same
+evaluation whether a size is, at every real size, that size (``independent-rows``: a shape built from a read
+dim, the ``-1`` of a reshape included).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from tripy_backend.passes.markers import DIM_MARKER, op_name, producer
 
 MAX_COMBINATIONS = 4096  # input sizes evaluated at most; beyond that a computed size stays dynamic
 MAX_ELEMENTS = 64  # elements of a value followed at most (shape vectors, not data)
+# A key of `input_bounds` (see `constant_of`): the real size that every run-time read of a dynamic dim
+# (``get_dimension_size``) gives, in a program of one size variable.
+ANY_DYNAMIC = (-1, -1)
 
 _BINARY = {
     "stablehlo.multiply": np.multiply,
@@ -67,6 +72,23 @@ def constant_of(
     except _NOT_FOLLOWED:  # (not followed: the size stays dynamic)
         return None
     return int(values[0]) if np.all(values == values[0]) else None
+
+
+def is_variable(element: Tuple[Any, int], bound: int, memos: Dict[Any, Dict[Any, Any]]) -> bool:
+    """Whether `element` (a rank-1 integer vector and an index) is, for every real size from 1 to `bound`, that
+    size, where every dynamic dim the program reads is of that size (see `ANY_DYNAMIC`); `memos` as in
+    `constant_of`."""
+    dims = ((ANY_DYNAMIC, 1, bound),)
+    grid = _grid(dims)
+    if grid is None:
+        return False
+    env, count = grid
+    vector, i = _narrow(element)
+    try:
+        values = _evaluate(vector, env, memos.setdefault(dims, _Memo()), count)[i]
+    except _NOT_FOLLOWED:
+        return False
+    return bool(np.array_equal(values, env[ANY_DYNAMIC]))
 
 
 def _narrow(element: Tuple[Any, int]) -> Tuple[Any, int]:
@@ -242,6 +264,8 @@ def _evaluate_op(value: Any, facts: _Facts, env: Dict[Tuple[int, int], Any], mem
         size = ir.RankedTensorType(op.operands[0].type).shape[int(ir.IntegerAttr(op.attributes["dimension"]).value)]
         if size >= 0:
             return np.full((count,), size, np.int64)
+        if ANY_DYNAMIC in env:
+            return env[ANY_DYNAMIC]
     raise _Opaque()
 
 
