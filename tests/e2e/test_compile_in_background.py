@@ -189,3 +189,34 @@ def test_independent_rows_run_in_the_smallest_bucket_ready_while_theirs_compiles
         gate.set()
     assert exe.wait(timeout=600)
     assert plan.running([(1, 1024)])[0] == (1,)
+
+
+@pytest.mark.parametrize("warm_flops", [0.0, 1e12])
+def test_each_program_runs_once_as_it_is_ready_unless_it_does_much_work(monkeypatch, warm_flops):
+    """A program runs once on zeros as it is ready (its one-time set-up is not the first request's), except one
+    that does more than ``range_plan.WARM_FLOPS`` of work: a run would cost more than that set-up saves."""
+    monkeypatch.setattr(range_plan, "WARM_FLOPS", warm_flops)
+    runs = []
+    launcher = ranges.RangeProgram.launcher
+
+    class Counted:
+        def __init__(self, run, rows):
+            self._run, self._rows = run, rows
+
+        def __call__(self, buffers):
+            runs.append(self._rows)
+            return self._run(buffers)
+
+        def __getattr__(self, name):
+            return getattr(self._run, name)
+
+    def counted(self, shapes, *args, **kwargs):
+        return Counted(launcher(self, shapes, *args, **kwargs), shapes[0][0])
+
+    monkeypatch.setattr(ranges.RangeProgram, "launcher", counted)
+    w, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
+    buckets = exe._program.ranges.buckets()
+    assert sorted(runs) == ([] if warm_flops == 0 else sorted(b for (b,) in buckets))
+    x = RNG.standard_normal((5, 1024)).astype(np.float32)
+    assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)

@@ -41,6 +41,10 @@ MAX_PROGRAMS = 16  # buckets per executable, over all variables
 CHEAP_FLOPS = 20e6
 CHEAP_BYTES = 8e6
 EXACT_SIZES = 48
+# A program that does more work than this (XLA's cost analysis) is not run once when it is ready
+# (``Program._warm_up``): its first call's one-time costs (oneDNN's set-up, tens of ms) are small beside its work,
+# and running each large bucket once took longer than compiling them (GPT-2 small 1..1024: 7 s of a 16.6 s plan).
+WARM_FLOPS = 5e9
 FINER_BOUNDED = 2  # ``3 * 2**k`` bounds for a program that is not cheap and keeps bounded programs (see above)
 # A program without bounded form: at most this many static programs (one per shape), compiled by tp.compile.
 MAX_STATIC_PROGRAMS = 64
