@@ -27,6 +27,7 @@ not run) and sets ``Job.rows``."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -131,6 +132,7 @@ class _Facts:
         self.masks: List[Mask] = []
         self.same: List[Any] = []
         self._evaluated: Dict[Any, Dict[Any, Any]] = {}  # (``constant_sizes``' memos)
+        self._exact: Dict[Tuple[Any, int], bool] = {}  # (shape vectors are shared: GPT-2 asks ~800 times for ~50)
 
     def visit(self, op: Any, name: str) -> None:
         shape_positions = op_facts.SHAPE_OPERANDS.get(name, ())
@@ -191,7 +193,10 @@ class _Facts:
 
     def _exact_element(self, vector: Any, dim: int) -> None:
         """Element `dim` of a shape vector is the variable's size at every size (raises `_Dependent` where not)."""
-        if not is_variable((vector, dim), self.bound, self._evaluated):
+        exact = self._exact.get((vector, dim))
+        if exact is None:
+            exact = self._exact[(vector, dim)] = is_variable((vector, dim), self.bound, self._evaluated)
+        if not exact:
             raise _Dependent()
 
     def _constant_element(self, vector: Any, dim: int) -> Optional[int]:
@@ -480,7 +485,7 @@ def _reshaped_rows(source: List[int], result: List[int], dims: Dims) -> Dims:
     bounds_in, bounds_out = [-1, *dims, len(source)], [-1, *out, len(result)]
     for k in range(len(dims) + 1):
         between = source[bounds_in[k] + 1 : bounds_in[k + 1]]
-        if int(np.prod(between)) != int(np.prod(result[bounds_out[k] + 1 : bounds_out[k + 1]])):
+        if math.prod(between) != math.prod(result[bounds_out[k] + 1 : bounds_out[k + 1]]):
             raise _Dependent()
     return out
 
