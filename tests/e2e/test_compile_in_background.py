@@ -214,9 +214,9 @@ def test_each_program_runs_once_as_it_is_ready_unless_it_does_much_work(monkeypa
         return Counted(launcher(self, shapes, *args, **kwargs), shapes[0][0])
 
     monkeypatch.setattr(ranges.RangeProgram, "launcher", counted)
-    w, func = matmul_program()
-    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
+    # (elementwise: XLA counts its work on every jaxlib; jaxlib 0.6 cannot tell a large product's, which then runs)
+    exe = tp.compile(lambda x: x * 2.0 + 1.0, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
     buckets = exe._program.ranges.buckets()
     assert sorted(runs) == ([] if warm_flops == 0 else sorted(b for (b,) in buckets))
     x = RNG.standard_normal((5, 1024)).astype(np.float32)
-    assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)
+    assert np.allclose(np.from_dlpack(exe(tp.Tensor(x))), x * 2.0 + 1.0)

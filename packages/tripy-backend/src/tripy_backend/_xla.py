@@ -255,14 +255,23 @@ def _version(text: str) -> Tuple[int, ...]:
 
 
 def is_cheap(executable: Any, max_flops: float, max_bytes: float) -> bool:
-    """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell: no
-    cost analysis, or a negative count, which jaxlib 0.6's XLA:CPU gives for a large matrix product)."""
+    """Whether XLA's cost analysis of a compiled program says it does little work (False if it cannot tell, see
+    `costs`)."""
+    flops, accessed = costs(executable)
+    return flops is not None and accessed is not None and flops < max_flops and accessed < max_bytes
+
+
+def costs(executable: Any) -> Tuple[Optional[float], Optional[float]]:
+    """XLA's cost analysis of a compiled program: its floating-point operations and bytes accessed, each None where
+    it cannot tell (no cost analysis, or a negative count, which jaxlib 0.6's XLA:CPU gives for a large matrix
+    product)."""
     try:
         cost = executable.cost_analysis()
-        flops, accessed = float(cost.get("flops", max_flops)), float(cost.get("bytes accessed", max_bytes))
+        counts = [cost.get(k) for k in ("flops", "bytes accessed")]
     except Exception:  # (a backend without a cost analysis)
-        return False
-    return 0 <= flops < max_flops and 0 <= accessed < max_bytes
+        return None, None
+    flops, accessed = (float(c) if c is not None and float(c) >= 0 else None for c in counts)
+    return flops, accessed
 
 
 def refine_shapes(module_bytes: bytes) -> bytes:

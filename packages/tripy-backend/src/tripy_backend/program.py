@@ -23,7 +23,6 @@ them as well as one built in this process.
 from __future__ import annotations
 
 import functools
-import math
 import threading
 import time
 import warnings
@@ -268,12 +267,14 @@ class Program:
         """Run `bucket`'s program once, on zeros at its shapes (`input_dtypes`: NumPy dtypes of the runtime inputs;
         `constants`: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
         up its kernels for the shapes, up to tens of milliseconds) that belong to tp.compile, not to the first
-        request at a size. Not a program that does more than ``range_plan.WARM_FLOPS`` of work."""
+        request at a size. Not a program that XLA's cost analysis says does more than ``range_plan.WARM_FLOPS`` of
+        work (one whose cost it cannot tell runs)."""
         if len(input_dtypes) + len(constants) != len(ranges.shapes):
             return  # (no inputs to run it on: a caller that only compiles)
         with ranges.lock:
             compiled = ranges.programs.get(bucket)
-        if compiled is None or not _xla.is_cheap(compiled[0], range_plan.WARM_FLOPS, math.inf):
+        work = None if compiled is None else _xla.costs(compiled[0])[0]
+        if compiled is None or (work is not None and work > range_plan.WARM_FLOPS):
             return
         shapes = ranges.bucket_shapes(bucket)
         plat = platform(self.device)
