@@ -50,6 +50,11 @@ return {
 };
 """
 
+SEARCH_STATE = """
+const summary = document.querySelector('#search-results .search-summary');
+return [summary ? summary.innerText : '', [...document.querySelectorAll('#search-results li a')].map(a => a.href)];
+"""
+
 SEARCHES = [  # (query, page that must be among the results)
     ("softmax", "reference/tripy.softmax.html"),
     ("integrate_subgraph", "guides/flatir.html"),
@@ -114,11 +119,9 @@ def check_search(driver: webdriver.Chrome, site: Path, problems: List[str]) -> N
         box = driver.find_element(By.CSS_SELECTOR, "form[role=search] input[name=q], input[name=q]")
         box.send_keys(query + Keys.ENTER)
         deadline, found = time.time() + 20, []
-        while time.time() < deadline:
-            found = driver.execute_script(
-                "return [...document.querySelectorAll('#search-results li a')].map(a => a.href)"
-            )
-            if found:
+        while time.time() < deadline:  # (results appear one by one: read them once the search says it is done)
+            summary, found = driver.execute_script(SEARCH_STATE)
+            if summary.startswith("Search finished") or "did not match" in summary:
                 break
             time.sleep(0.2)
         hits = [urlparse(h).path for h in found]
