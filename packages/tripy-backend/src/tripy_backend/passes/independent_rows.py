@@ -204,9 +204,8 @@ class _Facts:
         return constant_of([(vector, dim)], lambda x: x, {ANY_DYNAMIC: self.bound}, self._evaluated)
 
     def _mask(self, op: Any, operand: int, dims: Sequence[int], fill: Any) -> None:
-        """Before `op`, operand `operand` is to hold `fill` beyond the real size along its row dims `dims`."""
-        if any(v in self.rows or v in self.sizes for v in ([fill] if isinstance(fill, ir.Value) else [])):
-            raise _Dependent()
+        """Before `op`, operand `operand` is to hold `fill` (a constant, or a value with no rows and no sizes: a
+        reduction's initial value, checked by `_reduce`) beyond the real size along its row dims `dims`."""
         self.masks.append((op, operand, tuple(dims), fill))
 
     def _broadcast(self, op: Any, name: str, data: List[Any]) -> Dims:
