@@ -56,6 +56,13 @@ def test_lookup_gives_each_size_its_bucket():
     assert range_plan.lookup([2, 3], 4, exact=True) == [-1, -1, 2, 3, -1]
 
 
+def test_a_plan_whose_rows_are_independent_has_no_bound_below_opt():
+    # (opt's program runs opt alone as fast, and smaller sizes while their buckets compile)
+    assert range_plan.for_rows([1, 2, 4, 7, 8, 16, 32, 64], 1, 8) == [1, 2, 4, 8, 16, 32, 64]
+    assert range_plan.for_rows([1, 2, 4, 8, 16], 1, 5) == [1, 2, 4, 8, 16]  # (4: a power of two)
+    assert range_plan.for_rows([3, 4, 8], 3, 4) == [3, 4, 8]  # (3: the smallest size)
+
+
 def test_finer_bounds_add_three_times_the_powers_of_two_within_the_limit():
     assert range_plan.finer([1, 2, 4, 7, 8, 16, 32], 1, 32) == [1, 2, 3, 4, 6, 7, 8, 12, 16, 24, 32]
     assert range_plan.finer([1, 2, 4, 8, 16, 32], 1, 32, count=8) == [1, 2, 4, 8, 12, 16, 24, 32]  # (largest first)

@@ -27,11 +27,30 @@ def matmul_program():
 def test_compile_returns_with_the_cover_and_opt_and_the_rest_follows(logged):
     w, func = matmul_program()
     exe, text = logged(lambda: tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)]))
-    # (a product of independent rows that is not cheap: buckets at 3 * 2**k too, see ``range_plan.finer``)
-    assert "ready in " in text and "one program for the whole range; 12 more compile in the background" in text
-    assert "more compile in the background" in text
+    # (a product of independent rows that is not cheap: buckets at 3 * 2**k too, see ``range_plan.finer``, and none
+    # at opt - 1, ``range_plan.for_rows``: opt's program, the first to compile, runs the sizes below it meanwhile)
+    assert "ready in " in text and "one program for the whole range; 11 more compile in the background" in text
+    ranges = exe._program.ranges
+    assert ranges._opt_bucket() == (8,) and not ranges.exact((8,))
     assert exe.wait(timeout=600) and exe.ready
     assert exe._program.ranges.programs.keys() == set(exe._program.ranges.buckets())
+
+
+def test_opt_program_runs_the_smaller_sizes_while_theirs_compile():
+    w, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+    assert exe.wait(timeout=600)
+    ranges = exe._program.ranges
+    with ranges.lock:  # (as if the buckets below opt were still compiling)
+        for bucket in [b for b in ranges.programs if b[0] < 8]:
+            del ranges.programs[bucket]
+        ranges._launchers.clear()
+    before = tripy_backend.compilation_count()
+    for n in (1, 5):
+        assert ranges.running([(n, 1024), (1024, 1024)])[0] == (8,)  # (not the cover, x[0] <= 64)
+        x = RNG.standard_normal((n, 1024)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)
+    assert tripy_backend.compilation_count() == before
 
 
 def test_calls_from_several_threads_while_the_plan_compiles(monkeypatch):

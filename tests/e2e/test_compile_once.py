@@ -208,8 +208,9 @@ def test_a_program_that_computes_much_gets_bounded_programs_only(logged):
     )
     assert "a cheap program" not in text  # 134 MFLOP at 64 rows
     lines = [line for line in text.splitlines() if "computes_much" in line]  # (not earlier tests' background compiles)
-    # 1, 2, 4, 7, 8, 16, 32, 64, and (independent rows: ``range_plan.finer``) 3, 6, 12, 24, 48
-    assert sum("bucket" in line and not line.endswith(" ...") for line in lines) == 13
+    # 1, 2, 4, 8, 16, 32, 64 (independent rows: no 7, ``range_plan.for_rows``) and 3, 6, 12, 24, 48 (``finer``)
+    assert "(plan: x[0] <= 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64;" in text
+    assert sum("bucket" in line and not line.endswith(" ...") for line in lines) == 12
     for n in (5, 20):
         exe(tp.ones((n, 1024))).eval()
     assert not exe._program._launchers  # (no static programs for its calls' shapes)

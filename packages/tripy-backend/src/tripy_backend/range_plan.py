@@ -19,7 +19,8 @@ A program of one variable that is not cheap gets ``3 * 2**k`` bounds too (`finer
 compiled: a call then computes at most 1.5x its rows. Where padding changes no real result
 (``passes.independent_rows``: a bucket's program is the static program at its bound) it gets all of them; else
 (bounded programs, which compile 2-3x slower than static ones) the `FINER_BOUNDED` largest, where padding costs the
-most.
+most. Where padding changes no real result, ``opt - 1`` is no bound either (`for_rows`): opt's program, static at
+its bound and compiled first, runs opt as fast as a program for opt alone, and every smaller size meanwhile.
 
 A program that bounded dims cannot express (``passes.markers.Unsupported``: a convolution, window, sort, ...
 whose padding would change real results) gets a static program per shape instead, for every combination
@@ -88,6 +89,14 @@ def finer(bounds: List[int], lo: int, hi: int, count: int = MAX_PROGRAMS) -> Lis
     bucket keeps more than one size (its program runs every shape while the others compile)."""
     extra = [3 << k for k in range(max(hi, 1).bit_length()) if lo <= (3 << k) < hi - 1 and (3 << k) not in bounds]
     return sorted(set(bounds) | set(sorted(extra, reverse=True)[: max(0, count - len(bounds))]))
+
+
+def for_rows(bounds: List[int], lo: int, opt: int) -> List[int]:
+    """`bounds` of a program whose rows are independent (``passes.independent_rows``), without ``opt - 1`` (unless it
+    is `lo` or a power of two): opt's bucket then holds smaller sizes too. Its program, static at its bound, runs
+    opt as fast as a program for opt alone, and it runs every size below opt while their buckets compile (it
+    compiles first: the cover, at the largest bound, costs the most per call)."""
+    return [b for b in bounds if b != opt - 1 or b == lo or b & (b - 1) == 0]
 
 
 def plan_sizes(variables: Dict[str, Tuple[int, int, int]]) -> Dict[str, List[int]]:

@@ -6,8 +6,9 @@ ranges compiles.
 ``tp.compile`` waits for one program: the largest bucket's, made for the whole range (the *cover*: it runs any
 shape in range). A program whose rows are independent along its one size variable (``passes.independent_rows``)
 has the static program at each bucket's bound as that bucket's program (`rows`). The other buckets then compile in
-the background (``background.Jobs``), the opt shapes' static program first, and a call whose bucket is not ready
-yet runs in the cover. If bounded dims cannot express the program (``passes.markers.Unsupported``), the plan is a
+the background (``background.Jobs``), the opt shapes' program first, and a call whose bucket is not ready
+yet runs in the cover (for independent rows: in the smallest program ready at or above its size, opt's as soon as
+it is, see ``range_plan.for_rows``). If bounded dims cannot express the program (``passes.markers.Unsupported``), the plan is a
 static program per shape, all compiled before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1
 (``markers.SmallSize``) gives each of its sizes a bucket of its own.
 """
@@ -181,11 +182,14 @@ class RangeProgram:
                 "static programs at their bounds, and any size up to a bound runs in its program",
                 "compile",
             )
-        if not self.cheap and len(self.names) == 1 and self._covered():
+        if len(self.names) == 1 and self._covered():
             (name,) = self.names
-            lo, _, hi = self.variables[name]
-            count = range_plan.MAX_PROGRAMS if self.rows else len(self.bounds[name]) + range_plan.FINER_BOUNDED
-            self.bounds[name] = range_plan.finer(self.bounds[name], lo, hi, min(count, range_plan.MAX_PROGRAMS))
+            lo, opt, hi = self.variables[name]
+            if self.rows:
+                self.bounds[name] = range_plan.for_rows(self.bounds[name], lo, opt)
+            if not self.cheap:
+                count = range_plan.MAX_PROGRAMS if self.rows else len(self.bounds[name]) + range_plan.FINER_BOUNDED
+                self.bounds[name] = range_plan.finer(self.bounds[name], lo, hi, min(count, range_plan.MAX_PROGRAMS))
             self._bound_of[name] = range_plan.lookup(self.bounds[name], hi)
 
     def _find_cheap(self) -> None:
@@ -449,7 +453,10 @@ class RangeProgram:
         for per_size in (True, False):
             self._plan(per_size)
             for i, n in enumerate(self.names):  # (sizes that got buckets of their own, see `_split`)
-                self.bounds[n] = sorted(set(self.bounds[n]) | {b[i] for b in saved_buckets})
+                kept = {b[i] for b in saved_buckets}
+                # (and a bounded bucket at opt: a plan whose rows are independent has no bound opt - 1, `for_rows`)
+                dropped = {b[i] - 1 for b in saved_buckets - static} - kept
+                self.bounds[n] = sorted((set(self.bounds[n]) | kept) - dropped)
             self._bound_of = {n: range_plan.lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
             if saved_buckets <= set(self.buckets()) and all(self.exact(b) == (b in static) for b in saved_buckets):
                 break
