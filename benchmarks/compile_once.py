@@ -242,7 +242,7 @@ def readiness(
     func = make()
     # (first: their compiles do not compete, and they take the process's one-time costs off the timed compiles,
     # among them the compile of the program that evaluates the static compile's baked-in data: opt's first)
-    exacts = {n: tp.compile(func, args=[info(n)]) for n in [opt] + list(sizes)}
+    exacts = {n: tp.compile(func, args=[info(n)]) for n in dict.fromkeys([opt, *sizes])}
     inputs = {n: tp.Tensor(make_input(n)) for n in sizes}
     func = make()
     gc.collect()  # (the earlier workloads' garbage: not this compile's work)
