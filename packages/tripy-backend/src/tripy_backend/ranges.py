@@ -454,7 +454,8 @@ class RangeProgram:
             self._plan(per_size)
             for i, n in enumerate(self.names):  # (sizes that got buckets of their own, see `_split`)
                 kept = {b[i] for b in saved_buckets}
-                # (and a bounded bucket at opt: a plan whose rows are independent has no bound opt - 1, `for_rows`)
+                # (a saved bounded bucket means the bound below it was none: opt's, where rows are independent,
+                # ``range_plan.for_rows``)
                 dropped = {b[i] - 1 for b in saved_buckets - static} - kept
                 self.bounds[n] = sorted((set(self.bounds[n]) | kept) - dropped)
             self._bound_of = {n: range_plan.lookup(self.bounds[n], self.variables[n][2], per_size) for n in self.names}
