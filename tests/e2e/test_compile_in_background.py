@@ -53,6 +53,18 @@ def test_opt_program_runs_the_smaller_sizes_while_theirs_compile():
     assert tripy_backend.compilation_count() == before
 
 
+def test_whether_the_rows_are_independent_is_found_once_for_the_whole_plan(capsys):
+    w, func = matmul_program()
+    with tp.logger.use_verbosity("passes"):
+        exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
+    printed = capsys.readouterr()
+    log = printed.out + printed.err
+    assert log.count(": independent-rows in ") == 1 and log.count(": static-shapes in ") == 12
+    for n in (1, 7, 40, 64):  # (each bucket's program, made from the module the cover's analysis gave)
+        x = RNG.standard_normal((n, 1024)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)
+
+
 def test_calls_from_several_threads_while_the_plan_compiles(monkeypatch):
     w, func = matmul_program()
     exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])

@@ -246,6 +246,18 @@ def test_the_static_program_at_the_bound_runs_every_size(rows):
     np.testing.assert_allclose(np.asarray(result)[:rows], np.tanh(x @ w), rtol=1e-5, atol=1e-6)
 
 
+def test_the_module_analyzed_at_a_bound_makes_every_smaller_bucket():
+    found = pipeline.rows_module(DYNAMIC.encode(), [(8, 4), (4, 3)], [(0, 0)], ["b"])
+    assert found is not None and found[1] == [[0]]
+    for bound in (3, 8):  # (from the analyzed module the pass does not run again: the same program as from scratch)
+        shapes = [(bound, 4), (4, 3)]
+        again = pipeline.bound(found[0], shapes, [(0, 0)], variables=["b"], rows=found[1])
+        assert again == pipeline.bound(DYNAMIC.encode(), shapes, [(0, 0)], variables=["b"])
+    body, result = DEPENDENT["a sum over the rows that starts at 1"]
+    module = _program(body, result=result)
+    assert pipeline.rows_module(module, [(8, 4)], [(0, 0)], ["b"]) is None
+
+
 # What reads across the rows (a reduction, a product over them) reads them masked beyond the real size.
 MASKED_SUM = """module {
   func.func @main(%arg0: tensor<?x4xf32>, %arg1: tensor<i32>) -> tensor<4xf32> {

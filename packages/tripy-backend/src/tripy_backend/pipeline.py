@@ -102,15 +102,34 @@ def bound(
     lows: Optional[Sequence[Tuple[int, ...]]] = None,
     name: str = "program",
     variables: Sequence[str] = (),
+    rows: Optional[List[List[int]]] = None,
 ) -> Tuple[bytes, List[List[int]], bool]:
     """The bounded program for one bucket (`bounds`: its static shape per input; `dynamic_dims`: the (input, dim)
     pairs padded to their bound, in the order their real sizes are passed, as ``i32`` scalars after the inputs;
     `lows`: its smallest shapes; `variables`: each dynamic dim's size variable, if known), the padded dims of each
     output, and whether its rows are independent (``independent-rows``: then any size up to the bounds, 0 and 1
-    included, runs in it). Raises ``markers.Unsupported`` (its subclass ``SmallSize`` for this bucket only) where
-    bounded dims cannot express the program."""
+    included, runs in it). `rows`: the outputs' row dims, where `module_bytes` is what `rows_module` gave for
+    bounds at or above these (the pass then does not run again). Raises ``markers.Unsupported`` (its subclass
+    ``SmallSize`` for this bucket only) where bounded dims cannot express the program."""
     job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), lows=lows, variables=variables)
+    if rows is not None:
+        job.rows, job.out_dims = True, rows
     return run(SHAPES, module_bytes, job), job.out_dims, job.rows
+
+
+def rows_module(
+    module_bytes: bytes,
+    bounds: Sequence[Tuple[int, ...]],
+    dynamic_dims: Sequence[Tuple[int, int]],
+    variables: Sequence[str],
+    name: str = "program",
+) -> Optional[Tuple[bytes, List[List[int]]]]:
+    """``independent-rows`` alone, for the bounds of one bucket (as in `bound`): (the rewritten module, each output's
+    row dims) where the rows are independent, else None. The module holds for every size up to the bounds (the
+    analysis asks of each size up to them), so that `bound` can make any bucket at or below them from it."""
+    job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), variables=variables)
+    module_bytes = run((independent_rows.PASS,), module_bytes, job)
+    return (module_bytes, job.out_dims) if job.rows else None
 
 
 def for_xla(

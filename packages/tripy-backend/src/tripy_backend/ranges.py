@@ -73,6 +73,9 @@ class RangeProgram:
         # they run any size up to them, 0 and 1 included); None until a bounded program is made (the analysis then
         # runs once: the answer does not depend on the bucket)
         self.rows: Optional[bool] = None
+        # (bound, module, its outputs' row dims): what ``independent-rows`` gave for the largest bucket it ran for
+        # (see `_rows_source`)
+        self._rows_module: Optional[Tuple[int, bytes, List[List[int]]]] = None
         self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
@@ -372,13 +375,15 @@ class RangeProgram:
                 self.programs[bucket] = (exe, [])
             return
         try:
+            source, row_dims = self._rows_source(bucket, shapes)
             module, out_dims, rows = pipeline.bound(
-                self.module_bytes,
+                source,
                 shapes,
                 self.dynamic_dims,
                 self._lowest_shapes(bucket),
                 self.compiler.name,
                 self._row_variables(),
+                row_dims,
             )
         except SmallSize as e:
             if len(buckets) == 1:
@@ -407,6 +412,30 @@ class RangeProgram:
         with self.lock:
             self.programs[bucket] = (exe, out_dims)
             self.rows = rows
+
+    def _rows_source(
+        self, bucket: Tuple[int, ...], shapes: List[Tuple[int, ...]]
+    ) -> Tuple[bytes, Optional[List[List[int]]]]:
+        """The module a bounded bucket's passes start from and, where its rows are independent, the outputs' row dims.
+        ``independent-rows`` runs once, for the first bounded bucket (the cover): the module it gives holds for every
+        size up to that bucket's bound, so each smaller bucket starts from it (a larger one, which a loaded plan may
+        compile, is analyzed again). A module whose rows are not independent is its own source."""
+        with self.lock:
+            known = self._rows_module
+        if self.rows is False or len(self.names) != 1:
+            return self.module_bytes, None
+        if known is not None and known[0] >= bucket[0]:
+            return known[1], known[2]
+        found = pipeline.rows_module(
+            self.module_bytes, shapes, self.dynamic_dims, self._row_variables(), self.compiler.name
+        )
+        with self.lock:
+            if found is None:
+                self.rows = False
+                return self.module_bytes, None
+            if self._rows_module is None or self._rows_module[0] < bucket[0]:
+                self._rows_module = (bucket[0], *found)
+        return found
 
     def _row_variables(self) -> List[str]:
         """Each dynamic dim's variable, for ``passes.independent_rows``; none once a bucket needed markers (whether
