@@ -2,6 +2,7 @@
 
 import sys
 import threading
+import time
 
 from tripy_backend import background
 
@@ -18,6 +19,26 @@ def test_every_item_runs_once_then_finished():
     assert jobs.wait(timeout=60) and jobs.done
     assert sorted(done) == list(range(20))
     assert finished.wait(timeout=60)
+
+
+def test_the_first_item_runs_alone_and_the_others_side_by_side():
+    lock, running, seen = threading.Lock(), [], []
+    both = threading.Barrier(2, timeout=60)  # (items 1 and 2 meet: they run side by side)
+
+    def work(item):
+        with lock:
+            running.append(item)
+            seen.append(list(running))
+        if item == 0:
+            time.sleep(0.2)  # (long enough for the other thread to take an item, were it free to)
+        if item in (1, 2):
+            both.wait()
+        with lock:
+            running.remove(item)
+
+    jobs = background.Jobs(work, [0, 1, 2], threads=2).start()
+    assert jobs.wait(timeout=60)
+    assert seen[0] == [0] and all(0 not in s for s in seen[1:]) and not both.broken
 
 
 def test_first_moves_an_item_ahead_of_the_others():

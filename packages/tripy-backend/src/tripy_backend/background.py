@@ -1,7 +1,8 @@
 """Work that runs off the caller's thread: the programs of a range plan that ``tp.compile`` does not wait for (see
 ``ranges``). ``Jobs(work, items).start()`` runs ``work(item)`` for each item on daemon threads (as many as the host has
-cores, at the lowest CPU priority, so that calls running meanwhile keep the cores they need), in order;
-``first(item)`` moves an item to the front (a call that waits on it), ``wait()`` waits for all of them.
+cores, at the lowest CPU priority, so that calls running meanwhile keep the cores they need), in order, the first
+one alone (the one calls want soonest: two compiles side by side take each other's cores and GIL); ``first(item)``
+moves an item to the front (a call that waits on it), ``wait()`` waits for all of them.
 
 While jobs run, the interpreter switches threads every `SWITCH_INTERVAL` seconds instead of every 5 ms (Python's
 default, restored when the last jobs end): the jobs' Python (the pass pipeline) then keeps a call on another thread
@@ -36,8 +37,8 @@ _saved_interval = 0.0
 
 
 class Jobs(Generic[T]):
-    """``work(item)`` for each of `items`, on up to `threads` daemon threads (default: one per core), from `start`;
-    then `finished()`, once, unless the interpreter is exiting."""
+    """``work(item)`` for each of `items`, on up to `threads` daemon threads (default: one per core), from `start`,
+    the first one with no other beside it; then `finished()`, once, unless the interpreter is exiting."""
 
     def __init__(
         self,
@@ -52,6 +53,7 @@ class Jobs(Generic[T]):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._active = 0
+        self._alone = True  # the first item has not finished: no other starts beside it
         count = max(1, min(len(self._items), threads or os.cpu_count() or 1))
         self._threads = [threading.Thread(target=self._run, name="tripy-compile", daemon=True) for _ in range(count)]
         self._live = len(self._threads)  # threads still running (the last one out restores the switch interval)
@@ -112,6 +114,7 @@ class Jobs(Generic[T]):
         with logger.background():
             while True:
                 with self._lock:
+                    self._idle.wait_for(lambda: not (self._alone and self._active) or _exiting.is_set())
                     if not self._items or _exiting.is_set():
                         if self._active == 0:
                             self._items.clear()
@@ -126,6 +129,9 @@ class Jobs(Generic[T]):
                     with self._lock:
                         self._active -= 1
                         last = not self._items and self._active == 0
+                        if self._alone:
+                            self._alone = False
+                            self._idle.notify_all()
                     if last and self._finished is not None and not _exiting.is_set():
                         self._finished()
                     if last:
@@ -135,6 +141,7 @@ class Jobs(Generic[T]):
     def _stop(self) -> None:
         with self._lock:
             self._items.clear()
+            self._idle.notify_all()  # (threads waiting for the first item to finish)
         for thread in self._threads:
             thread.join()
 

@@ -6,7 +6,7 @@ ranges compiles.
 ``tp.compile`` waits for one program: the largest bucket's, made for the whole range (the *cover*: it runs any
 shape in range). A program whose rows are independent along its one size variable (``passes.independent_rows``)
 has the static program at each bucket's bound as that bucket's program (`rows`). The other buckets then compile in
-the background (``background.Jobs``), the opt shapes' program first, and a call whose bucket is not ready
+the background (``background.Jobs``), the opt shapes' program first and alone, and a call whose bucket is not ready
 yet runs in the cover (for independent rows: in the smallest program ready at or above its size, opt's as soon as
 it is, see ``range_plan.for_rows``). If bounded dims cannot express the program (``passes.markers.Unsupported``), the plan is a
 static program per shape, all compiled before ``tp.compile`` returns; a bucket that needs a computed size of 0 or 1
@@ -164,7 +164,7 @@ class RangeProgram:
         """The cover: the largest bucket's program, made for the whole range (see `compile`); then whether the
         program is cheap (`_find_cheap`), and if it is not, finer buckets (``range_plan.finer``: one variable).
         (Not the opt bucket's too: two programs side by side took ~1.7x one on 2 cores, where the plan's pass
-        pipeline holds the GIL; opt's compiles first in the background.)"""
+        pipeline holds the GIL; opt's compiles first in the background, alone: see ``background``.)"""
         largest = self._largest()
         if largest not in self.programs:  # (loaded, see `deserialize`)
             self._compile_bucket(largest)
