@@ -376,14 +376,9 @@ class RangeProgram:
             return
         try:
             source, row_dims = self._rows_source(bucket, shapes)
+            lows, variables = self._lowest_shapes(bucket), self._row_variables()
             module, out_dims, rows = pipeline.bound(
-                source,
-                shapes,
-                self.dynamic_dims,
-                self._lowest_shapes(bucket),
-                self.compiler.name,
-                self._row_variables(),
-                row_dims,
+                source, shapes, self.dynamic_dims, lows, self.compiler.name, variables, row_dims
             )
         except SmallSize as e:
             if len(buckets) == 1:
