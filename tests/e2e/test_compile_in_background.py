@@ -222,6 +222,30 @@ def test_independent_rows_run_in_the_smallest_bucket_ready_while_theirs_compiles
     assert plan.running([(1, 1024)])[0] == (1,)
 
 
+def test_a_call_standing_in_takes_the_fast_path_until_a_program_is_ready(monkeypatch):
+    gate = threading.Event()
+    compile_later = ranges.RangeProgram._compile_later
+    monkeypatch.setattr(
+        ranges.RangeProgram, "_compile_later", lambda self, b: gate.wait(600) and compile_later(self, b)
+    )
+    w, func = matmul_program()
+    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+    asked = []
+    launcher = exe._program.launcher
+    monkeypatch.setattr(exe._program, "launcher", lambda shapes: asked.append(shapes) or launcher(shapes))
+    x = RNG.standard_normal((5, 1024)).astype(np.float32)
+    try:
+        for _ in range(3):  # (the cover stands in; asked for once, then the fast path runs it)
+            np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)
+        assert len(asked) == 1 and exe._program.ranges.running([(5, 1024)])[0] == (64,)
+    finally:
+        gate.set()
+    assert exe.wait(timeout=600)
+    assert ((5, 1024),) not in exe._runs  # (forgotten as programs were ready: the next call asks again)
+    np.testing.assert_allclose(np.from_dlpack(exe(tp.Tensor(x))), x @ w, rtol=1e-3, atol=1e-2)
+    assert len(asked) == 2 and exe._program.ranges.running([(5, 1024)])[0] == (6,)
+
+
 @pytest.mark.parametrize("warm_flops", [0.0, 1e12])
 def test_each_program_runs_once_as_it_is_ready_unless_it_does_much_work(monkeypatch, warm_flops):
     """A program runs once on zeros as it is ready (its one-time set-up is not the first request's), except one

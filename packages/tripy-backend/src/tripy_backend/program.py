@@ -26,6 +26,7 @@ import functools
 import threading
 import time
 import warnings
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -88,6 +89,10 @@ class Program:
         self._static: Any = None  # the launcher of a static program (its only signature)
         self.ranges: Optional[RangeProgram] = None  # set by compile_range
         self.runtime_inputs: Optional[int] = None  # how many inputs are the caller's (the rest: baked-in data)
+        # Counts the programs made ready in the background (a range's buckets, a cheap program's specializations);
+        # `on_ready`'s listeners are called after each (weakly held: an executable keeps its program, not the reverse)
+        self.version = 0
+        self._listeners: "List[weakref.WeakMethod[Callable[[], None]]]" = []
         # (a function of the module, not a bound method: launchers keep it, and a launcher that kept the program
         # alive would make a reference cycle, so an evicted program's compiled code would wait for the cycle
         # collector instead of going at once)
@@ -137,6 +142,20 @@ class Program:
         self._keep(shapes, launcher)
         return launcher
 
+    def on_ready(self, listener: Callable[[], None]) -> None:
+        """Call `listener` (a bound method) whenever a program is ready in the background: a caller that keeps a
+        provisional launcher (``BoundedLauncher.provisional``) forgets it then. `version` tells a caller that
+        asked for a launcher before a program was ready and kept it after."""
+        self._listeners.append(weakref.WeakMethod(listener))  # type: ignore[arg-type]
+
+    def _ready(self) -> None:
+        with _LOCK:
+            self.version += 1
+        for ref in list(self._listeners):
+            listener = ref()
+            if listener is not None:
+                listener()
+
     def specialized(self, shapes: Shapes) -> bool:
         """Whether input shapes `shapes` run a program specialized to them (not a range's bucket)."""
         return shapes in self._launchers
@@ -173,6 +192,7 @@ class Program:
                 f"specialized for input shapes {[list(s) for s in shapes]}, in the background: a cheap program's call",
             )
             self._keep(shapes, _xla.Launcher(exe, self._runtime_error))
+            self._ready()
         except Exception as e:  # (its calls keep running in their bucket)
             logger.log(f"[compile] {self.name}: no static program for {[list(s) for s in shapes]} ({e})", "compile")
         finally:
@@ -207,7 +227,7 @@ class Program:
         ``RangeProgram.compile``; `wait` waits for it). Each program runs once as it is ready (`_warm_up`: NumPy
         dtypes of the runtime inputs, the fixed arguments' buffers)."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
-        warm = functools.partial(self._warm_up, list(input_dtypes), list(constants))
+        warm = functools.partial(self._new_program, list(input_dtypes), list(constants))
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(
@@ -262,6 +282,13 @@ class Program:
             lambda: f"[compile] {self.name}: ran each ready program once ({time.perf_counter() - start:.3f} s)",
             "compile",
         )
+
+    def _new_program(self, input_dtypes: List[Any], constants: List[Any], ranges: RangeProgram, bucket: Any) -> None:
+        """`bucket`'s program is ready: run it once (`_warm_up`), then tell the listeners (`on_ready`)."""
+        try:
+            self._warm_up(input_dtypes, constants, ranges, bucket)
+        finally:
+            self._ready()
 
     def _warm_up(self, input_dtypes: List[Any], constants: List[Any], ranges: RangeProgram, bucket: Any) -> None:
         """Run `bucket`'s program once, on zeros at its shapes (`input_dtypes`: NumPy dtypes of the runtime inputs;

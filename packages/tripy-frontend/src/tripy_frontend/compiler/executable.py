@@ -17,7 +17,8 @@ import difflib
 import inspect
 import operator
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Set, Tuple, TypeVar
 
 from tripy_backend import Program, disk_cache, kernels, memory, portable
 from tripy_flatir import dtypes
@@ -193,6 +194,11 @@ class Executable(Generic[R]):
         """The call path: the generated fast path (with the exact buckets' launchers ready), or, for an SPMD
         program, the sharded call."""
         self._runs = {}
+        self._runs_lock = threading.Lock()  # (changes to `_runs`: calls and background compiles make them)
+        # Signatures whose run stands in while their own program compiles (``BoundedLauncher.provisional``): kept
+        # for the fast path until a program is ready in the background (`_forget_provisional`)
+        self._provisional: Set[Tuple[Tuple[int, ...], ...]] = set()
+        self._program.on_ready(self._forget_provisional)
         if self._layouts is not None:  # (an SPMD program: arguments are placed on the mesh at each call)
             self._call = self._call_sharded
             return
@@ -253,14 +259,11 @@ class Executable(Generic[R]):
         key = tuple(shapes)
         run = self._runs.get(key)
         if run is None:
+            version = self._program.version
             launch = self._program.launcher(key + self._constant_shapes)
             buffers = launch(buffers + self._constants)
             out_shapes = tuple(tuple(r.shape) for r in buffers)
-            if not launch.provisional:  # (one standing in while its shapes' program compiles is not kept)
-                if len(self._runs) >= _MAX_SIGNATURES:
-                    del self._runs[next(iter(self._runs))]  # forget the oldest
-                execute, finish = launch.steps()
-                self._runs[key] = (execute, finish, out_shapes, launch)
+            self._keep_run(key, launch, out_shapes, version)
         else:
             out_shapes, launch = run[2], run[3]
             buffers = launch(buffers + self._constants)
@@ -270,6 +273,28 @@ class Executable(Generic[R]):
             for buf, shape, (dt, _) in zip(buffers, out_shapes, self._outputs)
         )
         return outs if self._returns_tuple else outs[0]
+
+    def _keep_run(self, key: Tuple[Tuple[int, ...], ...], launch: Any, out_shapes: Any, version: int) -> None:
+        """Keep `launch` for the fast path's calls of input shapes `key` (the oldest go past ``_MAX_SIGNATURES``).
+        One standing in while the shapes' own program compiles (`version`: the program's when it was asked for) is
+        kept until a program is ready in the background."""
+        execute, finish = launch.steps()
+        with self._runs_lock:
+            if len(self._runs) >= _MAX_SIGNATURES:
+                self._runs.pop(next(iter(self._runs)), None)  # forget the oldest
+            self._runs[key] = (execute, finish, out_shapes, launch)
+            if launch.provisional:
+                self._provisional.add(key)
+        if launch.provisional and self._program.version != version:  # (ready meanwhile: forgotten at once)
+            self._forget_provisional()
+
+    def _forget_provisional(self) -> None:
+        """A program is ready in the background: the runs standing in for shapes whose program was compiling are
+        forgotten, so that their next calls find the best program ready (``Program.on_ready``)."""
+        with self._runs_lock:
+            for key in self._provisional:
+                self._runs.pop(key, None)
+            self._provisional.clear()
 
     def _call_sharded(self, *args: Any, **kwargs: Any) -> Any:
         """A call of an SPMD program: each argument checked as in ``_call_slow``, then placed on the mesh as the
