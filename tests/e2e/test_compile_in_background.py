@@ -36,16 +36,6 @@ def test_compile_returns_with_the_cover_and_opt_and_the_rest_follows(logged):
     assert exe._program.ranges.programs.keys() == set(exe._program.ranges.buckets())
 
 
-def test_after_opt_the_buckets_whose_sizes_pay_most_padding_compile_first():
-    w, func = matmul_program()
-    exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)], wait=True)
-    plan = exe._program.ranges
-    with plan.lock:
-        plan.programs.clear()  # (as if none were compiled)
-    # (1 row in opt's bucket of 8: 8x its work; 9 rows in the cover of 64: 7.1x; 13: 4.9x; 2 in 8: 4x; ...)
-    assert plan._missing() == [(8,), (1,), (12,), (16,), (2,), (24,), (3,), (32,), (4,), (48,), (6,), (64,)]
-
-
 def test_opt_program_runs_the_smaller_sizes_while_theirs_compile():
     w, func = matmul_program()
     exe = tp.compile(func, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])

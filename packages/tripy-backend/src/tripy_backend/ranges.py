@@ -226,23 +226,16 @@ class RangeProgram:
 
     def _missing(self) -> List[Tuple[int, ...]]:
         """The plan's buckets without a program: those of sizes 0 and 1 first (unless the rows are independent, the
-        cover does not run them, see `covers`), then opt's (the likeliest calls; for independent rows it also runs
-        the sizes below it), then the others by how much larger than their smallest shapes the program standing in
-        for them is (`_padding`), most first: a call of 1 row in a bucket of 8 does 8 times its work, one of 20 rows
-        in a bucket of 32 1.6 times."""
+        cover does not run them, see `covers`), then opt's and its neighbours (the likeliest calls)."""
         opt = self._opt_bucket()
         rest = [b for b in self.buckets() if b not in self.programs]
-        return sorted(rest, key=lambda b: (min(b) > 1 or bool(self.rows), b != opt, -self._padding(b, opt)))
-
-    def _padding(self, bucket: Tuple[int, ...], opt: Tuple[int, ...]) -> float:
-        """How many times `bucket`'s smallest shapes the program that stands in for it holds while it compiles (see
-        `_stand_in`): opt's, for independent rows up to opt, else the cover."""
-        padding = 1.0
-        for n, b, o in zip(self.names, bucket, opt):
-            k = self.bounds[n].index(b)
-            low = self.bounds[n][k - 1] + 1 if k > 0 else self.variables[n][0]
-            padding *= (o if self.rows and b <= o else self.bounds[n][-1]) / max(low, 1)
-        return padding
+        return sorted(
+            rest,
+            key=lambda b: (
+                min(b) > 1 or bool(self.rows),
+                sum(abs(self.bounds[n].index(x) - self.bounds[n].index(o)) for n, x, o in zip(self.names, b, opt)),
+            ),
+        )
 
     def _compile_later(self, bucket: Tuple[int, ...]) -> None:
         """Compile `bucket` in the background (see `compile`) and run it once (`warm`): a failure is logged, and its
