@@ -70,8 +70,8 @@ class RangeProgram:
         self._start = time.perf_counter()
         self.cheap = False  # a cheap program (``range_plan.CHEAP_FLOPS``): its calls' shapes get static programs
         # Whether the bounded programs' rows are independent (``passes.independent_rows``: static at their bounds,
-        # they run any size up to them, 0 and 1 included); None until a bounded program is made (the analysis then
-        # runs once: the answer does not depend on the bucket)
+        # they run any size up to them, 0 and 1 included); None until the analysis has run, once, for the first
+        # bounded bucket (see `_rows_source`)
         self.rows: Optional[bool] = None
         # (bound, module, its outputs' row dims): what ``independent-rows`` gave for the largest bucket it ran for
         # (see `_rows_source`)
