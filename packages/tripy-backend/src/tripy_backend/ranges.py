@@ -376,9 +376,8 @@ class RangeProgram:
             return
         try:
             source, row_dims = self._rows_source(bucket, shapes)
-            lows, variables = self._lowest_shapes(bucket), self._row_variables()
             module, out_dims, rows = pipeline.bound(
-                source, shapes, self.dynamic_dims, lows, self.compiler.name, variables, row_dims
+                source, shapes, self.dynamic_dims, self._lowest_shapes(bucket), self.compiler.name, rows=row_dims
             )
         except SmallSize as e:
             if len(buckets) == 1:
@@ -421,9 +420,8 @@ class RangeProgram:
             return self.module_bytes, None
         if known is not None and known[0] >= bucket[0]:
             return known[1], known[2]
-        found = pipeline.rows_module(
-            self.module_bytes, shapes, self.dynamic_dims, self._row_variables(), self.compiler.name
-        )
+        variables = [str(self.shapes[i][d]) for i, d in self.dynamic_dims]
+        found = pipeline.rows_module(self.module_bytes, shapes, self.dynamic_dims, variables, self.compiler.name)
         with self.lock:
             if found is None:
                 self.rows = False
@@ -431,11 +429,6 @@ class RangeProgram:
             if self._rows_module is None or self._rows_module[0] < bucket[0]:
                 self._rows_module = (bucket[0], *found)
         return found
-
-    def _row_variables(self) -> List[str]:
-        """Each dynamic dim's variable, for ``passes.independent_rows``; none once a bucket needed markers (whether
-        the rows are independent does not depend on the bucket: the analysis is not run again)."""
-        return [] if self.rows is False else [str(self.shapes[i][d]) for i, d in self.dynamic_dims]
 
     def _lowest_shapes(self, bucket: Tuple[int, ...]) -> List[Tuple[int, ...]]:
         """The smallest shapes `bucket` holds: each variable at the size after the bound below its own (the range's
