@@ -229,6 +229,22 @@ def test_a_stream_of_none_leaves_the_records_to_logging(caplog, capsys):
     assert capsys.readouterr().err == "" and [r.getMessage() for r in caplog.records] == ["for logging only"]
 
 
+class _ClosedPipe:
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def test_a_stream_that_fails_to_write_loses_the_line_and_the_caller_goes_on(monkeypatch, capsys):
+    monkeypatch.setattr(logger, "stream", _ClosedPipe())  # (output piped to `head`, which has exited)
+    with logger.use_verbosity({"compile", "info"}):
+        logger.log("lost", "compile")
+        logger.info("lost too")
+    assert "BrokenPipeError" in capsys.readouterr().err  # (logging's report of a handler's error)
+
+
 def test_an_applications_level_filters_tripys_records(caplog):
     tripy_compile = logging.getLogger("tripy.compile")
     tripy_compile.setLevel(logging.WARNING)

@@ -23,6 +23,8 @@ handlers and pytest's ``caplog`` see them. tripy's own handler writes them to ``
 when a message is written) with nvtripy's prefixes; ``tp.logger.stream`` replaces that stream, and ``None``
 leaves the records to ``logging``'s handlers alone. Each message is written whole (one write, under the
 handler's lock), so messages logged by threads at the same time (parallel compiles) never run into each other.
+A write that fails (output piped to ``head``, which has exited) goes to ``logging``'s error handling, as with its own
+handlers: the line is lost, the work that logged it goes on.
 
 Warnings meant for the user (a tensor baked into an executable, an ignored setting) are ``warnings`` of the
 class ``TripyWarning``, so they can be filtered or turned into errors as any Python warning.
@@ -135,9 +137,12 @@ class _Handler(logging.Handler):
         text = prefix + record.getMessage()
         if color and self.enable_color and getattr(stream, "isatty", lambda: False)():
             text = f"{color}{text}{_RESET}"
-        with _clear_progress_bar(stream):
-            stream.write(text + "\n")
-            stream.flush()
+        try:
+            with _clear_progress_bar(stream):
+                stream.write(text + "\n")
+                stream.flush()
+        except Exception:  # (a closed pipe, a full disk: a log line is never worth the work that logs it)
+            self.handleError(record)
 
 
 def _severity_of(level: int) -> str:
