@@ -41,6 +41,21 @@ def test_the_first_item_runs_alone_and_the_others_side_by_side():
     assert seen[0] == [0] and all(0 not in s for s in seen[1:]) and not both.broken
 
 
+def test_an_item_whose_work_raises_is_reported_and_the_others_still_run(monkeypatch):
+    reported, seen, finished = [], [], threading.Event()
+    monkeypatch.setattr(threading, "excepthook", reported.append)
+
+    def work(item):
+        if item == 1:
+            raise BrokenPipeError("the log's pipe is closed")
+        seen.append(item)
+
+    jobs = background.Jobs(work, [1, 2, 3], finished=finished.set, threads=1).start()
+    assert jobs.wait(timeout=60) and jobs.done  # (not a wait for items that no thread is left to take)
+    assert seen == [2, 3] and finished.wait(timeout=60)
+    assert [type(r.exc_value) for r in reported] == [BrokenPipeError]
+
+
 def test_first_moves_an_item_ahead_of_the_others():
     order = []
     jobs = background.Jobs(order.append, ["a", "b", "c"], threads=1)

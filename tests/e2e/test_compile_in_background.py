@@ -2,6 +2,7 @@
 made meanwhile (from several threads too) are right and never wait for a compile; Executable.wait, wait=True and
 Executable.save wait for the whole plan; an interpreter that exits meanwhile neither hangs nor crashes."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -189,6 +190,31 @@ def test_exiting_while_the_plan_compiles_neither_hangs_nor_crashes(calls):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "exiting" in proc.stdout
+
+
+def test_a_plan_logged_to_a_closed_pipe_still_completes():
+    # (`TRIPY_LOG=compile python app.py 2>&1 | head`: the log's reader goes away while the plan compiles in the
+    # background; its programs still compile, Executable.wait returns, and the interpreter exits)
+    script = textwrap.dedent("""
+        import numpy as np, tripy as tp
+        w = tp.Tensor(np.ones((512, 512), np.float32))
+        exe = tp.compile(lambda x: tp.gelu(x @ w) @ w, args=[tp.InputInfo(((1, 8, 1024), 512), tp.float32)])
+        assert exe.wait(timeout=300) and exe.ready
+        print("complete", flush=True)
+    """)
+    env = dict(os.environ, TRIPY_LOG="compile")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        for line in proc.stderr:
+            if "more compile in the background" in line:
+                break
+        proc.stderr.close()  # (each write to the log now fails: a broken pipe)
+        out = proc.stdout.read()
+        assert proc.wait(timeout=300) == 0 and "complete" in out
+    finally:
+        proc.kill()
 
 
 def test_independent_rows_run_in_the_smallest_bucket_ready_while_theirs_compiles(monkeypatch):

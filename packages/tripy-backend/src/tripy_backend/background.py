@@ -9,6 +9,9 @@ default, restored when the last jobs end): the jobs' Python (the pass pipeline) 
 waiting for the GIL a tenth as long (measured: calls of a small program during its plan's compile went from 2.7x
 to 1.7x the time of its static program).
 
+An item whose work raises is reported (``threading.excepthook``, as for a thread that raises) and counts as done:
+the other items still run, and ``wait()`` returns.
+
 An interpreter that exits while jobs run neither hangs nor crashes: the jobs not started are dropped and the
 ones running (one XLA compile each) are waited for, before Python finalizes (an ``atexit`` hook, registered when
 the first jobs start, so it runs before jaxlib's own exit hooks)."""
@@ -125,6 +128,8 @@ class Jobs(Generic[T]):
                     self._active += 1
                 try:
                     self._work(item)
+                except Exception:  # (work reports its own failures: one that escapes must not stop the others)
+                    _report()
                 finally:
                     with self._lock:
                         self._active -= 1
@@ -133,7 +138,10 @@ class Jobs(Generic[T]):
                             self._alone = False
                             self._idle.notify_all()
                     if last and self._finished is not None and not _exiting.is_set():
-                        self._finished()
+                        try:
+                            self._finished()
+                        except Exception:
+                            _report()
                     if last:
                         with self._lock:
                             self._idle.notify_all()
@@ -150,6 +158,13 @@ def wait_all() -> None:
     """Wait until every job running in this process is done (a profile counts the programs that run)."""
     for jobs in list(_running):
         jobs.wait()
+
+
+def _report() -> None:
+    """The exception being handled, reported as Python reports one that ends a thread (``threading.excepthook``),
+    while the thread goes on with its other items: waiters would otherwise wait for items no thread takes."""
+    exc_type, exc_value, exc_traceback = sys.exc_info()
+    threading.excepthook(threading.ExceptHookArgs((exc_type, exc_value, exc_traceback, threading.current_thread())))
 
 
 def _lowest_priority() -> None:
