@@ -216,7 +216,7 @@ class Program:
         shapes: Sequence[Tuple[Dim, ...]],
         variables: Dict[str, Tuple[int, int, int]],
         input_dtypes: Sequence[Any] = (),
-        constants: Sequence[Any] = (),
+        constants: Callable[[], Sequence[Any]] = tuple,
         wait: bool = True,
     ) -> bool:
         """Compile bounded programs for every input shape in range: `shapes` names each dynamic dim's
@@ -225,9 +225,10 @@ class Program:
         compiler and host can load (see ``SavedCode``) is loaded instead of compiled. Unless `wait`, returns once
         a program runs every shape in range and the rest of the plan compiles in the background (see
         ``RangeProgram.compile``; `wait` waits for it). Each program runs once as it is ready (`_warm_up`: NumPy
-        dtypes of the runtime inputs, the fixed arguments' buffers)."""
+        dtypes of the runtime inputs; `constants` gives the fixed arguments' buffers, asked for at the first run:
+        the caller may still be computing them while the programs compile)."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
-        warm = functools.partial(self._new_program, list(input_dtypes), list(constants))
+        warm = functools.partial(self._new_program, list(input_dtypes), constants)
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(
@@ -283,20 +284,28 @@ class Program:
             "compile",
         )
 
-    def _new_program(self, input_dtypes: List[Any], constants: List[Any], ranges: RangeProgram, bucket: Any) -> None:
+    def _new_program(
+        self, input_dtypes: List[Any], constants: Callable[[], Sequence[Any]], ranges: RangeProgram, bucket: Any
+    ) -> None:
         """`bucket`'s program is ready: run it once (`_warm_up`), then tell the listeners (`on_ready`)."""
         try:
             self._warm_up(input_dtypes, constants, ranges, bucket)
         finally:
             self._ready()
 
-    def _warm_up(self, input_dtypes: List[Any], constants: List[Any], ranges: RangeProgram, bucket: Any) -> None:
+    def _warm_up(
+        self, input_dtypes: List[Any], constants: Callable[[], Sequence[Any]], ranges: RangeProgram, bucket: Any
+    ) -> None:
         """Run `bucket`'s program once, on zeros at its shapes (`input_dtypes`: NumPy dtypes of the runtime inputs;
-        `constants`: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
+        `constants()`: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
         up its kernels for the shapes, up to tens of milliseconds) that belong to tp.compile, not to the first
         request at a size. Not a program that XLA's cost analysis says does more than ``range_plan.WARM_FLOPS`` of
         work (one whose cost it cannot tell runs)."""
-        if len(input_dtypes) + len(constants) != len(ranges.shapes):
+        try:
+            fixed = constants()
+        except Exception:  # (the caller's to report: tp.compile raises the error of evaluating its baked-in data)
+            return
+        if len(input_dtypes) + len(fixed) != len(ranges.shapes):
             return  # (no inputs to run it on: a caller that only compiles)
         with ranges.lock:
             compiled = ranges.programs.get(bucket)
@@ -307,7 +316,7 @@ class Program:
         plat = platform(self.device)
         zeros = [_xla.to_device(np.zeros(s, dt), plat, self.device.index) for s, dt in zip(shapes, input_dtypes)]
         try:
-            ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(constants))
+            ranges.launcher(tuple(shapes), self._runtime_error, self._invalid_shapes)(zeros + list(fixed))
         except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
             pass
 

@@ -3,7 +3,7 @@ for the whole declared range of a dynamic program, so that calls in range do not
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Callable, Dict, Sequence, Tuple
 
 from tripy_backend import Program
 from tripy_backend import compile as backend_compile
@@ -15,7 +15,8 @@ def build_program(
     module_bytes: bytes,
     names: Sequence[str],
     infos: Sequence[InputInfo],
-    constants: Sequence[Any],
+    constant_shapes: Sequence[Tuple[int, ...]],
+    constants: Callable[[], Sequence[Any]],
     device: Device,
     optimization_level: int,
     what: str,
@@ -26,8 +27,9 @@ def build_program(
     """The backend program. A dynamic one is compiled for the whole declared range (bounded programs, see
     ``tripy_backend.ranges``), so no call inside the range compiles: this returns once a program runs every shape
     in range, and the rest of the plan compiles in the background unless `wait`. If it cannot be, it is compiled
-    for the `opt` shapes, so that compile errors surface now rather than at the first call."""
-    shapes = [info.trace_shape for info in infos] + [tuple(c.shape) for c in constants]
+    for the `opt` shapes, so that compile errors surface now rather than at the first call. `constants()` gives the
+    baked-in data's buffers (`constant_shapes`), asked for only where a program runs here (see ``compile_range``)."""
+    shapes = [info.trace_shape for info in infos] + [tuple(s) for s in constant_shapes]
     program = backend_compile(
         module_bytes,
         shapes,
@@ -40,13 +42,13 @@ def build_program(
     )
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        all_dims = dims + [tuple(c.shape) for c in constants]
+        all_dims = dims + [tuple(s) for s in constant_shapes]
         dtypes = [info.dtype.numpy_dtype for info in infos]
         if not program.compile_range(all_dims, variables, dtypes, constants, wait):
             error = program.range_error(all_dims, variables, _labels(names, infos))  # (sizes the program refuses)
             if error is not None:
                 raise error
-            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(c.shape) for c in constants))
+            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(s) for s in constant_shapes))
     return program
 
 

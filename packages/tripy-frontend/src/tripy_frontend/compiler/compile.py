@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -136,15 +137,14 @@ def compile(
             _, module = lower(trace)
             if layouts is not None:  # one program for the whole mesh (XLA's SPMD partitioner splits it)
                 annotate(module, layouts, spmd.num_devices(layouts))
-        hoisted()
-        constants = [op.data for op in stored]  # type: ignore[union-attr]
         out_specs = [(o.dtype, tuple(o.shape)) for o in trace.outputs]
         with progress.step("compiling"):
             return Executable._create(
                 module_to_bytecode(module),
                 inputs.names,
                 inputs.infos,
-                constants,
+                [tuple(t.shape) for t in trace.inputs[len(inputs.placeholders) :]],
+                _once(hoisted, stored),
                 out_specs,
                 returns_tuple,
                 device,
@@ -155,6 +155,23 @@ def compile(
                 hints=hints,
                 wait=wait,
             )
+
+
+def _once(hoisted: Callable[[], None], stored: Sequence[Any]) -> Callable[[], List[Any]]:
+    """The buffers of the baked-in data `stored`, once the hoisted results among them are evaluated (`hoisted`
+    waits for them: see ``compiler/hoisting.py``; the compiler compiles meanwhile): made at the first call, which
+    the others, on any thread (a range's first runs, in the background), wait for."""
+    lock = threading.Lock()
+    made: List[List[Any]] = []
+
+    def buffers() -> List[Any]:
+        with lock:
+            if not made:
+                hoisted()
+                made.append([op.data for op in stored])
+            return made[0]
+
+    return buffers
 
 
 def _symbolic_arguments(

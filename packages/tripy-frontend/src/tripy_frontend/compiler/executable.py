@@ -129,7 +129,8 @@ class Executable(Generic[R]):
         module_bytes: bytes,
         names: Sequence[str],
         infos: Sequence[InputInfo],
-        constants: Sequence[Any],
+        constant_shapes: Sequence[Tuple[int, ...]],
+        constants: Callable[[], Sequence[Any]],
         outputs: Sequence[Tuple[dtypes.dtype, Tuple[int, ...]]],
         returns_tuple: bool,
         device: Device,
@@ -142,7 +143,9 @@ class Executable(Generic[R]):
         wait: bool = True,
     ) -> "Executable":
         """The executable of a shape-polymorphic program (MLIR bytecode) whose arguments are the runtime
-        inputs `infos`, then the baked-in `constants` (device buffers). `what` names it in the compile log;
+        inputs `infos`, then the baked-in data of `constant_shapes`, whose device buffers `constants()` gives once
+        the program is compiled (tp.compile may still be computing some: see ``compiler/hoisting.py``), or where a
+        program runs before. `what` names it in the compile log;
         `saved` is compiled code saved with it (a ``tripy_backend.SavedCode``); `layouts`: each argument's
         split across devices, for an SPMD program (``compiler/spmd.py``); `nesting`: the structures
         the executable takes its runtime inputs in (``compiler/nested_inputs.py``); `hints`: added to the
@@ -155,6 +158,7 @@ class Executable(Generic[R]):
             module_bytes,
             names,
             infos,
+            constant_shapes,
             constants,
             device,
             optimization_level,
@@ -169,13 +173,13 @@ class Executable(Generic[R]):
         self._num_inputs = len(self._names)
         self._dimension_inputs = {i: info for i, info in enumerate(self._infos) if isinstance(info, DimensionInputInfo)}
         self._dtypes = tuple(info.dtype for info in self._infos)
-        self._constants = list(constants)
+        self._constants = list(constants())
         if self._layouts is not None:  # (an SPMD program reads its baked-in data on every device of the mesh)
             mesh = spmd.mesh_of(self._layouts)
             self._constants = [
-                spmd.place(c, lay, mesh, device) for c, lay in zip(constants, self._layouts[len(names) :])
+                spmd.place(c, lay, mesh, device) for c, lay in zip(self._constants, self._layouts[len(names) :])
             ]
-        self._constant_shapes = tuple(tuple(c.shape) for c in constants)
+        self._constant_shapes = tuple(tuple(s) for s in constant_shapes)
         kernels.pin(self._constants)  # (the kernels read these weights as laid out, unchecked: nothing writes them)
         self._outputs = tuple((dt, tuple(s)) for dt, s in outputs)
         self._returns_tuple = returns_tuple
@@ -588,7 +592,8 @@ class Executable(Generic[R]):
             loaded.module_bytes,
             c.names,
             c.infos,
-            loaded.constants,
+            [tuple(k.shape) for k in loaded.constants],
+            lambda: loaded.constants,
             c.outputs,
             c.returns_tuple,
             loaded.device,
