@@ -1,8 +1,11 @@
 """tripy_backend.background.Jobs: work off the caller's thread, in order, with a way to move an item first."""
 
+import os
 import sys
 import threading
 import time
+
+import pytest
 
 from tripy_backend import background
 
@@ -39,6 +42,18 @@ def test_the_first_item_runs_alone_and_the_others_side_by_side():
     jobs = background.Jobs(work, [0, 1, 2], threads=2).start()
     assert jobs.wait(timeout=60)
     assert seen[0] == [0] and all(0 not in s for s in seen[1:]) and not both.broken
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own CPU priority is Linux's")
+def test_the_first_item_runs_at_the_callers_priority_and_the_others_at_the_lowest():
+    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def work(item):
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    assert background.Jobs(work, [0, 1, 2], threads=1).start().wait(timeout=60)
+    assert seen == [caller, 19, 19]
 
 
 def test_an_item_whose_work_raises_is_reported_and_the_others_still_run(monkeypatch):

@@ -1,8 +1,14 @@
 """Work that runs off the caller's thread: the programs of a range plan that ``tp.compile`` does not wait for (see
 ``ranges``). ``Jobs(work, items).start()`` runs ``work(item)`` for each item on daemon threads (as many as the host has
-cores, at the lowest CPU priority, so that calls running meanwhile keep the cores they need), in order, the first
-one alone (the one calls want soonest: two compiles side by side take each other's cores and GIL); ``first(item)``
-moves an item to the front (a call that waits on it), ``wait()`` waits for all of them.
+cores), in order, the first one alone (the one calls want soonest: two compiles side by side take each other's cores
+and GIL) and at the caller's CPU priority, the others at the lowest, so that calls running meanwhile keep the cores
+they need; ``first(item)`` moves an item to the front (a call that waits on it), ``wait()`` waits for all of them.
+
+(The first item at the caller's priority: calls made meanwhile run in a stand-in, the whole range's program, until
+it is ready, and at the lowest priority it waited for them. ResNet-18 over batch 1..32, calls right after
+``tp.compile`` returns: 1.76-1.84x exact programs instead of 2.11-2.27x; GPT-2 small, whose first call at one token
+runs ~2.5 s in the 1024-token program either way: 2.5-3.3x against 2.4-3.2x, within the noise;
+``benchmarks/compile_once.py --ready``.)
 
 While jobs run, the interpreter switches threads every `SWITCH_INTERVAL` seconds instead of every 5 ms (Python's
 default, restored when the last jobs end): the jobs' Python (the pass pipeline) then keeps a call on another thread
@@ -41,7 +47,8 @@ _saved_interval = 0.0
 
 class Jobs(Generic[T]):
     """``work(item)`` for each of `items`, on up to `threads` daemon threads (default: one per core), from `start`,
-    the first one with no other beside it; then `finished()`, once, unless the interpreter is exiting."""
+    the first one with no other beside it, at the caller's priority; then `finished()`, once, unless the interpreter
+    is exiting."""
 
     def __init__(
         self,
@@ -112,7 +119,6 @@ class Jobs(Generic[T]):
     def _loop(self) -> bool:
         """Work until no item is left; whether this was the last thread running (counted out with the lock held,
         as it found no item: `add` then knows that no thread will take more)."""
-        _lowest_priority()
         _xla.compile_in_background()
         with logger.background():
             while True:
@@ -125,7 +131,10 @@ class Jobs(Generic[T]):
                         self._live -= 1
                         return self._live == 0
                     item = self._items.pop(0)
+                    first = self._alone
                     self._active += 1
+                if not first:  # (never back: a thread may lower its priority, not raise it)
+                    _lowest_priority()
                 try:
                     self._work(item)
                 except Exception:  # (work reports its own failures: one that escapes must not stop the others)
