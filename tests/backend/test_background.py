@@ -71,21 +71,6 @@ def test_an_item_whose_work_raises_is_reported_and_the_others_still_run(monkeypa
     assert [type(r.exc_value) for r in reported] == [BrokenPipeError]
 
 
-def test_weakly_held_work_does_nothing_once_its_object_is_gone():
-    seen = []
-
-    class Plan:
-        def compile(self, item):
-            seen.append(item)
-
-    plan = Plan()
-    work = background.weakly(plan.compile)
-    work(1)
-    del plan  # (nothing else holds it: the work does not)
-    work(2)
-    assert seen == [1]
-
-
 def test_first_moves_an_item_ahead_of_the_others():
     order = []
     jobs = background.Jobs(order.append, ["a", "b", "c"], threads=1)

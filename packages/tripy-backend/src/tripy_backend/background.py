@@ -15,9 +15,6 @@ default, restored when the last jobs end): the jobs' Python (the pass pipeline) 
 waiting for the GIL a tenth as long (measured: calls of a small program during its plan's compile went from 2.7x
 to 1.7x the time of its static program).
 
-Work given as ``weakly(obj.method)`` holds `obj` only while an item runs: once nothing else holds it, the items left
-do nothing.
-
 An item whose work raises is reported (``threading.excepthook``, as for a thread that raises) and counts as done:
 the other items still run, and ``wait()`` returns.
 
@@ -164,20 +161,6 @@ class Jobs(Generic[T]):
             self._idle.notify_all()  # (threads waiting for the first item to finish)
         for thread in self._threads:
             thread.join()
-
-
-def weakly(method: Callable[..., None]) -> Callable[..., None]:
-    """`method` (a bound method) as work for jobs, called only while its object lives: the jobs of an object nobody
-    holds any more (an executable dropped while its plan compiles) do nothing, instead of compiling programs that no
-    call will run."""
-    ref = weakref.WeakMethod(method)
-
-    def call(*args: Any) -> None:
-        live = ref()
-        if live is not None:
-            live(*args)
-
-    return call
 
 
 def wait_all() -> None:

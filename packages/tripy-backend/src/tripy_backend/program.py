@@ -39,7 +39,7 @@ from tripy_flatir.exceptions import TripyException, TripyWarning
 from tripy_flatir.logging import logger
 from tripy_flatir.mlir_utils import bytecode
 from tripy_backend import _xla, cpu_plan, kernels, pipeline, range_check, range_plan
-from tripy_backend.background import Jobs, weakly
+from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 from tripy_backend.compiler import Compiler, size_error
 from tripy_backend.devices import platform
@@ -180,7 +180,7 @@ class Program:
             # (one thread for all of them: starting a thread waits for it to run, which took a call 4-70 ms while
             # the plan's compiles held the GIL, and each shape on a thread of its own competed with the plan)
             if self._specializing is None or not self._specializing.add([shapes]):
-                self._specializing = new = Jobs(weakly(self._specialize_in_background), [shapes], threads=1)
+                self._specializing = new = Jobs(self._specialize_in_background, [shapes], threads=1)
         if new is not None:
             new.start()
         return True
@@ -228,8 +228,7 @@ class Program:
         dtypes of the runtime inputs; `constants` gives the fixed arguments' buffers, asked for at the first run:
         the caller may still be computing them while the programs compile)."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
-        # (weakly: the plan holds no reference back to this program, so that dropping it stops its compiles)
-        warm = functools.partial(weakly(self._new_program), list(input_dtypes), constants)
+        warm = functools.partial(self._new_program, list(input_dtypes), constants)
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(

@@ -31,7 +31,7 @@ from tripy_backend.range_plan import Dim
 from tripy_backend.compiler import Compiler
 from tripy_backend.passes.markers import SmallSize, Unsupported
 from tripy_backend.devices import platform
-from tripy_backend.background import Jobs, weakly
+from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 
 
@@ -157,8 +157,7 @@ class RangeProgram:
             "compile",
         )
         # (the cover runs once last: at its bound, the largest bucket's run costs the most)
-        # (held weakly: a dropped executable's plan stops compiling)
-        self._jobs = Jobs(weakly(self._compile_later), rest + [self._largest()], finished=weakly(self._log_ready))
+        self._jobs = Jobs(self._compile_later, rest + [self._largest()], finished=self._log_ready)
         self._jobs.start()
 
     def _compile_first(self, progress: Any) -> None:
