@@ -225,8 +225,8 @@ class Program:
         compiler and host can load (see ``SavedCode``) is loaded instead of compiled. Unless `wait`, returns once
         a program runs every shape in range and the rest of the plan compiles in the background (see
         ``RangeProgram.compile``; `wait` waits for it). Each program runs once as it is ready (`_warm_up`: NumPy
-        dtypes of the runtime inputs; `constants` gives the fixed arguments' buffers, asked for at the first run:
-        the caller may still be computing them while the programs compile)."""
+        dtypes of the runtime inputs; `constants` gives the fixed arguments' buffers, asked for as each program is
+        ready: the caller may still be computing them while the programs compile)."""
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
         warm = functools.partial(self._new_program, list(input_dtypes), constants)
         if self._saved is not None:

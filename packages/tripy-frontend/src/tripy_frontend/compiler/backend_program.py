@@ -29,10 +29,10 @@ def build_program(
     in range, and the rest of the plan compiles in the background unless `wait`. If it cannot be, it is compiled
     for the `opt` shapes, so that compile errors surface now rather than at the first call. `constants()` gives the
     baked-in data's buffers (`constant_shapes`), asked for only where a program runs here (see ``compile_range``)."""
-    shapes = [info.trace_shape for info in infos] + [tuple(s) for s in constant_shapes]
+    fixed = [tuple(s) for s in constant_shapes]
     program = backend_compile(
         module_bytes,
-        shapes,
+        [info.trace_shape for info in infos] + fixed,
         device,
         optimization_level,
         name=what,
@@ -42,13 +42,13 @@ def build_program(
     )
     if program.is_dynamic:
         dims, variables = range_dims(names, infos)
-        all_dims = dims + [tuple(s) for s in constant_shapes]
+        all_dims = dims + fixed
         dtypes = [info.dtype.numpy_dtype for info in infos]
         if not program.compile_range(all_dims, variables, dtypes, constants, wait):
             error = program.range_error(all_dims, variables, _labels(names, infos))  # (sizes the program refuses)
             if error is not None:
                 raise error
-            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(tuple(s) for s in constant_shapes))
+            program.launcher(tuple(info.shape_bounds.opt for info in infos) + tuple(fixed))
     return program
 
 
