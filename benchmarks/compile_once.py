@@ -237,12 +237,14 @@ def readiness(
 ) -> List[str]:
     """One row of the ``--ready`` table (see the module docstring). `make()` gives the workload, with weights of its
     own each time: the static and the range compile are each timed as the first compile of their weights (tp.compile
-    keeps what it evaluates from baked-in data, such as transposed weights, for later executables of the same ones;
-    the range's compile also compiles the program that evaluates its own, where it is not the static compile's)."""
+    keeps what it evaluates from baked-in data, such as transposed weights, for later executables of the same ones),
+    after the process has compiled the programs that evaluate each one's baked-in data (once per process)."""
     func = make()
     # (first: their compiles do not compete, and they take the process's one-time costs off the timed compiles,
-    # among them the compile of the program that evaluates the static compile's baked-in data: opt's first)
+    # among them the compile of the program that evaluates the static compile's baked-in data: opt's first; the
+    # range's, where it differs, with a range compile of weights of its own)
     exacts = {n: tp.compile(func, args=[info(n)]) for n in dict.fromkeys([opt, *sizes])}
+    tp.compile(make(), args=[info((lo, opt, hi))], wait=True)
     inputs = {n: tp.Tensor(make_input(n)) for n in sizes}
     func = make()
     gc.collect()  # (the earlier workloads' garbage: not this compile's work)
