@@ -436,10 +436,16 @@ class Launcher:
         on_error: Callable[[Exception], Exception],
         handlers: Sequence[Any] = (),
         out_shapes: Sequence[Tuple[int, ...]] = (),
+        extra: Sequence[Any] = (),
     ) -> None:
-        """`handlers` and `out_shapes`: known in advance (an SPMD program's, see ``sharded_result_handlers``)."""
+        """`handlers` and `out_shapes`: known in advance (an SPMD program's, see ``sharded_result_handlers``).
+        `extra`: buffers the program takes after the caller's, on every run (a range bucket's copies of transposed
+        weights, see ``passes.transposed_weights``)."""
         self.executable = executable  # (the compiled program, for serialize_executable)
         self._execute = executable.execute_sharded
+        if extra:
+            run, more = executable.execute_sharded, list(extra)
+            self._execute = lambda buffers: run(buffers + more)
         self._handlers: List[Any] = list(handlers)
         self._finish: Any = operator.methodcaller("consume_with_handlers", self._handlers) if handlers else None
         self.out_shapes: Tuple[Tuple[int, ...], ...] = tuple(out_shapes)  # known after the first run

@@ -15,7 +15,9 @@ the same numbers, so the two never disagree.
 * **Weights** (``keeps_transposed_weight``, ``widens_weight_in_loop``): ``x @ W^T`` reads the ``[out, in]`` weight
   as stored where that is as fast (products of ``MANY_ROWS`` rows or more on the classic runtime, of
   ``THUNK_MANY_ROWS`` on the thunk one; one-row products on the thunk runtime of a jaxlib whose products read it as
-  stored), else ``tp.compile`` evaluates an ``[in, out]`` copy once.
+  stored), else ``tp.compile`` evaluates an ``[in, out]`` copy once. Where the rows are not static (a range), the
+  transpose stays in the program and each bucket of the range asks again for its rows (``passes.transposed_weights``:
+  the small buckets read copies, made in the background).
 
 Why each rule and threshold, with the measurements: docs/guides/performance.rst, "XLA:CPU options".
 """
@@ -97,9 +99,11 @@ def runtime(products: Sequence[Product], convolution_kernel_elements: int = 0) -
 def keeps_transposed_weight(rows: int, weight_elements: int, program_runtime: str) -> bool:
     """Whether ``x @ W^T``, with `rows` rows of ``x`` (-1: not static), reads its ``[out, in]`` weight (of
     `weight_elements`) as stored in the program, instead of an ``[in, out]`` copy made once (see the module
-    docstring)."""
+    docstring; rows not static: kept, for each bucket of a range to decide, see ``passes.transposed_weights``)."""
     if weight_elements < ISOLATE_ELEMENTS:
         return False
+    if rows == -1:
+        return True
     if program_runtime == "thunk":
         return (rows == 1 and _xla.matrix_vector_reads_stored_weight()) or rows >= THUNK_MANY_ROWS
     return rows >= MANY_ROWS
@@ -161,14 +165,21 @@ def products_and_kernels(module_bytes: bytes) -> Tuple[List[Product], int]:
         return [], 0
     from jax.extend.mlir import ir
 
-    products, kernel = [], 0
     with context():
-        for op in walk(ir.Module.parse(module_bytes).operation):
-            if op.name == "stablehlo.dot_general":
-                products.append(product(op))
-            elif op.name == "stablehlo.convolution":
-                shape = ir.RankedTensorType(op.operands[1].type).shape
-                kernel += math.prod(shape) if all(d >= 0 for d in shape) else 0
+        return products_and_kernels_of(ir.Module.parse(module_bytes).operation)
+
+
+def products_and_kernels_of(operation: Any) -> Tuple[List[Product], int]:
+    """`products_and_kernels` of a parsed module (its operation; in its context)."""
+    from jax.extend.mlir import ir
+
+    products, kernel = [], 0
+    for op in walk(operation):
+        if op.name == "stablehlo.dot_general":
+            products.append(product(op))
+        elif op.name == "stablehlo.convolution":
+            shape = ir.RankedTensorType(op.operands[1].type).shape
+            kernel += math.prod(shape) if all(d >= 0 for d in shape) else 0
     return products, kernel
 
 

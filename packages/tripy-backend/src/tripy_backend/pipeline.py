@@ -6,16 +6,18 @@
 3. ``static-shapes``: the inputs' static shapes (exact ones, or a bucket's bounds), shape refinement;
 4. ``lower-markers``: the markers as ops, the inputs' real sizes as arguments (bounded only);
 5. ``cse``: repeated size arithmetic merged (bounded only);
-6. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
-7. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
-8. ``group-norms``: GroupNorms (and the SiLU after one) as custom calls (XLA:CPU, where ``tripy-kernels`` is installed);
-9. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU);
-10. ``onednn-pooling``: max pools as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
-11. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed).
+6. ``transposed-weights``: a range bucket's products of few rows read copies of their transposed baked-in weights,
+   passed as arguments of their own (run by ``ranges`` for each bucket: `weight_copies`);
+7. ``channels-last``: convolutions channels-last, transposes sunk and cancelled (XLA:CPU);
+8. ``matrix-vector-isolation``: big matrix-vector products kept out of fusions (XLA:CPU's thunk runtime);
+9. ``group-norms``: GroupNorms (and the SiLU after one) as custom calls (XLA:CPU, where ``tripy-kernels`` is installed);
+10. ``sums-as-products``: sums over dims that kept dims separate (a GroupNorm's) as products with ones (XLA:CPU);
+11. ``onednn-pooling``: max pools as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed);
+12. ``onednn-convolutions``: convolutions as custom calls to oneDNN (XLA:CPU, where ``tripy-kernels`` is installed).
 
 ``SHAPES`` (1-5) make a module static: for one input-shape signature, or for one bucket of a declared range. Their
 errors mean the program is not valid for those shapes, or has no bounded form, and are the callers' to report.
-``XLA`` (6-11) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
+``XLA`` (7-12) prepare a static module for the compiler, together with its XLA options (``cpu_plan``); the disk
 cache keys what they give. Each pass's time is logged on the ``passes`` topic (``TRIPY_LOG=passes``), and with
 ``TRIPY_DUMP_PASSES=<folder>`` each pass's result is written there as text, one folder per pipeline run.
 """
@@ -44,6 +46,7 @@ from tripy_backend.passes import (
     onednn_pooling,
     static_shapes,
     sums_as_products,
+    transposed_weights,
 )
 
 SHAPES: Tuple[Pass, ...] = (
@@ -130,6 +133,22 @@ def rows_module(
     job = Job(name, shapes=[tuple(s) for s in bounds], dynamic_dims=list(dynamic_dims), variables=variables)
     module_bytes = run((independent_rows.PASS,), module_bytes, job)
     return (module_bytes, job.out_dims) if job.rows else None
+
+
+def weight_copies(
+    module_bytes: bytes,
+    shapes: Sequence[Tuple[int, ...]],
+    lows: Sequence[Tuple[int, ...]],
+    fixed: int,
+    name: str = "program",
+    platform: str = "cpu",
+) -> Tuple[bytes, List[int]]:
+    """``transposed-weights`` alone, for a range bucket's static module (`shapes`: its input shapes, the bucket's
+    bounds; `lows`: its smallest; `fixed`: its first baked-in argument, -1 if not known): (the module, the arguments it
+    now also takes transposed copies of, after its other arguments)."""
+    job = Job(name, shapes=[tuple(s) for s in shapes], lows=[tuple(s) for s in lows], platform=platform, fixed=fixed)
+    module_bytes = run((transposed_weights.PASS,), module_bytes, job)
+    return module_bytes, job.transposed
 
 
 def for_xla(

@@ -33,7 +33,8 @@ class WeightPlan:
 
     def keeps_transposed(self, rows: int, weight_elements: int) -> bool:
         """Whether ``x @ W^T`` with `rows` rows of ``x`` (-1: not static) reads the ``[out, in]`` weight as stored,
-        instead of an ``[in, out]`` copy evaluated once."""
+        instead of an ``[in, out]`` copy evaluated once (rows not static: the backend decides for each bucket of the
+        range, and makes the copies its small buckets read itself)."""
         return cpu_plan.keeps_transposed_weight(rows, weight_elements, self.runtime)
 
     def widens_in_loop(self, rows: int, weight_elements: int) -> bool:

@@ -43,7 +43,7 @@ from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 from tripy_backend.compiler import Compiler, size_error
 from tripy_backend.devices import platform
-from tripy_backend.ranges import Dim, RangeProgram
+from tripy_backend.ranges import Dim, RangeProgram, SavedBucket
 
 Shapes = Tuple[Tuple[int, ...], ...]
 _LOCK = threading.Lock()
@@ -53,13 +53,15 @@ _LOCK = threading.Lock()
 class SavedCode:
     """The compiled programs of a ``Program`` as bytes (``Compiler.code_of``), for the compiler
     and host of `fingerprint`: the static program, or the bounded programs of the declared range (each
-    bucket's bounds, output dims and code; None: the program has none) and the input-shape
+    bucket's bounds, output dims, code and the arguments it reads transposed copies of; None: the program has
+    none) with the programs that make those copies (the arguments each copies, its code), and the input-shape
     specializations compiled as they came (each with its input shapes)."""
 
     fingerprint: str
     static: Optional[bytes] = None
-    buckets: Optional[List[Tuple[List[int], List[List[int]], bytes]]] = None
+    buckets: Optional[List[SavedBucket]] = None
     specializations: List[Tuple[List[List[int]], bytes]] = field(default_factory=list)
+    copiers: List[Tuple[List[int], bytes]] = field(default_factory=list)
 
 
 class Program:
@@ -227,7 +229,8 @@ class Program:
         ``RangeProgram.compile``; `wait` waits for it). Each program runs once as it is ready (`_warm_up`: NumPy
         dtypes of the runtime inputs; `constants` gives the fixed arguments' buffers, asked for as each program is
         ready: the caller may still be computing them while the programs compile)."""
-        ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
+        fixed = -1 if self.runtime_inputs is None else self.runtime_inputs
+        ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler, fixed, constants)
         warm = functools.partial(self._new_program, list(input_dtypes), constants)
         if self._saved is not None:
             if self._saved.buckets is None:
@@ -238,7 +241,7 @@ class Program:
                 )
                 return False
             try:
-                ranges.deserialize(self._saved.buckets)
+                ranges.deserialize(self._saved.buckets, self._saved.copiers)
                 self.ranges = ranges
                 logger.log(
                     f"[compile] {self.name}: loaded {len(ranges.programs)} compiled programs "
@@ -251,7 +254,7 @@ class Program:
                 return True
             except Exception as e:
                 self._fall_back(f"its compiled code does not load ({str(e).strip() or type(e).__name__})")
-                ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler)
+                ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler, fixed, constants)
         return self._compile_ranges(ranges, warm, wait)
 
     def _compile_ranges(self, ranges: RangeProgram, warm: Callable[[RangeProgram, Any], None], wait: bool) -> bool:
@@ -345,13 +348,13 @@ class Program:
         if self._static is not None:
             return SavedCode(self.fingerprint(), static=self.compiler.code_of(self._static.executable))
         self.wait()
-        buckets = self.ranges.serialize() if self.ranges is not None else None
+        buckets, copiers = self.ranges.serialize() if self.ranges is not None else (None, [])
         with _LOCK:
             launchers = list(self._launchers.items())
         specializations = [
             ([list(s) for s in shapes], self.compiler.code_of(launch.executable)) for shapes, launch in launchers
         ]
-        return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations)
+        return SavedCode(self.fingerprint(), buckets=buckets, specializations=specializations, copiers=copiers)
 
     def _usable(self, saved: Optional[SavedCode]) -> Optional[SavedCode]:
         """`saved` if this compiler and host can load it; otherwise None, and a warning says so. Raises if it

@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 
 from tripy_flatir.logging import logger
@@ -29,17 +29,36 @@ from tripy_backend import _xla
 from tripy_backend import pipeline, range_plan
 from tripy_backend.range_plan import Dim
 from tripy_backend.compiler import Compiler
+from tripy_backend.passes import transposed_weights
 from tripy_backend.passes.markers import SmallSize, Unsupported
 from tripy_backend.devices import platform
 from tripy_backend.background import Jobs
 from tripy_backend.launch import BoundedLauncher
 
 
+# A saved bucket's program (see `RangeProgram.serialize`): its bounds, its outputs' padded dims, its code, the arguments
+# it reads transposed copies of
+SavedBucket = Tuple[List[int], List[List[int]], bytes, List[int]]
+
+
+class Compiled(NamedTuple):
+    """A bucket's program: the compiled executable, each output's padded dims (none for a static program), and the
+    copies of transposed weights it takes after its other arguments (``passes.transposed_weights``: the arguments
+    they are copies of, and their buffers)."""
+
+    executable: Any
+    out_dims: List[List[int]]
+    transposed: Sequence[int] = ()
+    copies: Sequence[Any] = ()
+
+
 class RangeProgram:
     """Bounded programs covering every shape in the ranges of `variables`.
 
     `shapes` has one entry per argument (the runtime inputs, then any fixed ones), each dim an int or a
-    variable name; `compiler` compiles each static program (logging and caching)."""
+    variable name; `compiler` compiles each static program (logging and caching). `fixed`: the first fixed
+    argument (-1: not known), and `constants()` their buffers, for the copies of transposed weights that small
+    buckets read (see `_copies_for`)."""
 
     def __init__(
         self,
@@ -47,12 +66,18 @@ class RangeProgram:
         shapes: Sequence[Tuple[Dim, ...]],
         variables: Dict[str, Tuple[int, int, int]],
         compiler: Compiler,
+        fixed: int = -1,
+        constants: Callable[[], Sequence[Any]] = tuple,
     ) -> None:
         self.shapes = [tuple(s) for s in shapes]
         self.variables = dict(variables)
         self.compiler = compiler
         self.device = compiler.device
         self.module_bytes = module_bytes
+        self.fixed, self.constants = fixed, constants
+        self._copying = threading.Lock()
+        self._copies: Dict[int, Any] = {}  # argument -> the buffer of its transposed copy (see `_copies_for`)
+        self._copiers: List[Tuple[List[int], Any]] = []  # (arguments, the program that copies them)
         self.dynamic_dims = [(i, d) for i, s in enumerate(self.shapes) for d, x in enumerate(s) if isinstance(x, str)]
         self.names = list(self.variables)
         self.per_size = False  # one static program per shape (a program bounded dims cannot express)
@@ -63,7 +88,7 @@ class RangeProgram:
         self._cover = True
         # (bucket, its program) of the cover once compiled: kept apart from `programs`, which splitting a bucket
         # (`_split`) may change while calls run in the cover
-        self._cover_program: Optional[Tuple[Tuple[int, ...], Tuple[Any, List[List[int]]]]] = None
+        self._cover_program: Optional[Tuple[Tuple[int, ...], Compiled]] = None
         self._jobs: Optional[Jobs[Tuple[int, ...]]] = None  # the programs compiling in the background
         self._warm: Optional[Callable[["RangeProgram", Tuple[int, ...]], None]] = None
         self.lock = threading.RLock()  # (background compiles change the plan's programs: readers copy under it)
@@ -78,7 +103,7 @@ class RangeProgram:
         self._rows_module: Optional[Tuple[int, bytes, List[List[int]]]] = None
         self._plan()
         # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
-        self.programs: Dict[Tuple[int, ...], Tuple[Any, List[List[int]]]] = {}
+        self.programs: Dict[Tuple[int, ...], Compiled] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._bucket_launchers: Dict[Tuple[int, ...], Any] = {}  # each bounded bucket's, shared by its shapes
         self._left_out: set = set()  # buckets whose bounds the program rejects (`_compile_bucket`)
@@ -370,9 +395,7 @@ class RangeProgram:
                 )
                 self._left_out.add(bucket)
                 return
-            exe = self.compiler.compile(module, why)
-            with self.lock:
-                self.programs[bucket] = (exe, [])
+            self._publish(bucket, module, why, [])
             return
         try:
             source, row_dims = self._rows_source(bucket, shapes)
@@ -401,11 +424,47 @@ class RangeProgram:
             )
             self._left_out.add(bucket)
             return
-        why = f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket))
-        exe = self.compiler.compile(module, why)
+        self._publish(
+            bucket, module, f"{where}: " + ", ".join(f"{n} <= {b}" for n, b in zip(self.names, bucket)), out_dims
+        )
         with self.lock:
-            self.programs[bucket] = (exe, out_dims)
             self.rows = rows
+
+    def _publish(self, bucket: Tuple[int, ...], module: bytes, why: str, out_dims: List[List[int]]) -> None:
+        """Compile `bucket`'s static `module` (bounded: `out_dims`, its outputs' padded dims) and make it the bucket's
+        program, once the copies of the transposed weights it reads are made (``passes.transposed_weights``)."""
+        # (the cover's rows are taken at its bounds: tp.compile waits for it, and it needs copies only where even its
+        # bounds are few rows)
+        lows = self.bucket_shapes(bucket) if bucket == self._largest() else self._lowest_shapes(bucket)
+        module, transposed = pipeline.weight_copies(
+            module, self.bucket_shapes(bucket), lows, self.fixed, self.compiler.name, platform(self.device)
+        )
+        exe = self.compiler.compile(module, why)
+        copies = self._copies_for(transposed)
+        with self.lock:
+            self.programs[bucket] = Compiled(exe, out_dims, transposed, copies)
+
+    def _copies_for(self, transposed: Sequence[int]) -> List[Any]:
+        """The buffers of the copies that a bucket reading arguments `transposed` takes (``passes.transposed_weights``),
+        made for each argument the first time a bucket needs it: by a program of the transposes alone (`_copiers`),
+        run on the baked-in data (`constants`)."""
+        if not transposed:
+            return []
+        with self._copying:  # (buckets compile on several threads: each copy is made once)
+            missing = [k for k in dict.fromkeys(transposed) if k not in self._copies]
+            if missing:
+                module = transposed_weights.copies_module(self.module_bytes, missing)
+                copier = self.compiler.compile(
+                    module, f"copies of {len(missing)} transposed weight(s) for the buckets of few rows"
+                )
+                self._copiers.append((missing, copier))
+                self._run_copier(missing, copier)
+            return [self._copies[k] for k in transposed]
+
+    def _run_copier(self, transposed: Sequence[int], copier: Any) -> None:
+        fixed = self.constants()
+        copies = _xla.Launcher(copier, _as_is)([fixed[k - self.fixed] for k in transposed])
+        self._copies.update(zip(transposed, copies))
 
     def _rows_source(
         self, bucket: Tuple[int, ...], shapes: List[Tuple[int, ...]]
@@ -442,16 +501,17 @@ class RangeProgram:
         return self.bucket_shapes(tuple(lows))
 
     # ---- saving the compiled code -----------------------------------------------------------------------
-    def serialize(self) -> List[Tuple[List[int], List[List[int]], bytes]]:
-        """Each bucket's bounds, output dims and compiled program (bytes). A program XLA cannot serialize (on
-        jaxlib 0.10, XLA:CPU's sort) is saved without its code (empty bytes, logged), so that loading finds the
-        same plan and compiles that program (see ``Program.compile_range``). Waits for the plan's background
-        compiles: a saved executable is always complete."""
+    def serialize(self) -> Tuple[List[SavedBucket], List[Tuple[List[int], bytes]]]:
+        """Each bucket's bounds, output dims, compiled program (bytes) and the transposed weights it reads copies
+        of; and the programs that make those copies (the arguments each copies, its code). A program XLA cannot
+        serialize (on jaxlib 0.10, XLA:CPU's sort) is saved without its code (empty bytes, logged), so that loading
+        finds the same plan and compiles that program (see ``Program.compile_range``). Waits for the plan's
+        background compiles: a saved executable is always complete."""
         self.wait()
         saved = []
-        for bucket, (exe, out_dims) in self.programs.items():
+        for bucket, program in self.programs.items():
             try:
-                data = self.compiler.code_of(exe)
+                data = self.compiler.code_of(program.executable)
             except Exception as e:
                 data = b""
                 logger.log(
@@ -459,14 +519,18 @@ class RangeProgram:
                     f"(XLA cannot serialize it: {_first_line(e)}); loading compiles it",
                     "compile",
                 )
-            saved.append((list(bucket), out_dims, data))
-        return saved
+            saved.append((list(bucket), program.out_dims, data, list(program.transposed)))
+        with self._copying:
+            copiers = [(list(k), self.compiler.code_of(exe)) for k, exe in self._copiers]
+        return saved, copiers
 
-    def deserialize(self, saved: Sequence[Tuple[List[int], List[List[int]], bytes]]) -> None:
-        """Load the compiled programs `serialize` gave (same compiler and host). Raises ValueError if they do
-        not fit this range's plans: a static program per shape, or the buckets (each saved program is static or bounded as its bucket is in the plan; a static one has no output dims)."""
-        saved_buckets = {tuple(b) for b, _, _ in saved}
-        static = {tuple(b) for b, out_dims, _ in saved if not out_dims}
+    def deserialize(self, saved: Sequence[SavedBucket], copiers: Sequence[Tuple[List[int], bytes]] = ()) -> None:
+        """Load the compiled programs `serialize` gave (same compiler and host), and make the copies of transposed
+        weights their buckets read with `copiers`. Raises ValueError if they do not fit this range's plans: a static
+        program per shape, or the buckets (each saved program is static or bounded as its bucket is in the plan; a
+        static one has no output dims)."""
+        saved_buckets = {tuple(b[0]) for b in saved}
+        static = {tuple(b[0]) for b in saved if not b[1]}
         for per_size in (True, False):
             self._plan(per_size)
             for i, n in enumerate(self.names):  # (sizes that got buckets of their own, see `_split`)
@@ -481,9 +545,16 @@ class RangeProgram:
         else:
             raise ValueError("the saved programs were made for other buckets")
         self.loaded = True
-        for bucket, out_dims, data in saved:
+        for transposed, data in copiers:
+            copier = self.compiler.load(data)
+            self._copiers.append((list(transposed), copier))
+            self._run_copier(transposed, copier)
+        for bucket, out_dims, data, transposed in saved:
             if data:  # (no code: compiled by Program.compile_range)
-                self.programs[tuple(bucket)] = (self.compiler.load(data), [list(d) for d in out_dims])
+                copies = self._copies_for(transposed)
+                self.programs[tuple(bucket)] = Compiled(
+                    self.compiler.load(data), [list(d) for d in out_dims], transposed, copies
+                )
 
     def covers(self, shapes: Sequence[Tuple[int, ...]]) -> bool:
         """Whether `shapes` are in range and a program runs them: their bucket's, or the cover."""
@@ -544,11 +615,11 @@ class RangeProgram:
         with self.lock:
             program = self.programs.get(bucket)
             if program is not None:
-                return bucket, program[0], not self.exact(bucket)
+                return bucket, program.executable, not self.exact(bucket)
             bucket, program = self._stand_in(shapes)
-            return bucket, program[0], True
+            return bucket, program.executable, True
 
-    def _stand_in(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[Tuple[int, ...], Tuple[Any, List[List[int]]]]:
+    def _stand_in(self, shapes: Sequence[Tuple[int, ...]]) -> Tuple[Tuple[int, ...], Compiled]:
         """(bucket, program) that runs `shapes` while their bucket compiles: the cover; for independent rows (which
         run any size up to their bound), the smallest bucket ready that holds them. (Under `lock`.)"""
         assert self._cover_program is not None  # (`covers`)
@@ -594,7 +665,7 @@ class RangeProgram:
                     self._provisional[shapes] = (bucket, launcher)
                 return launcher
             if self.exact(bucket):
-                launcher = _xla.Launcher(program[0], on_error)
+                launcher = _xla.Launcher(program.executable, on_error, extra=program.copies)
             else:
                 launcher = self._bounded(bucket, program, shapes, on_error, on_invalid)
             if len(self._launchers) >= 4096:
@@ -606,7 +677,7 @@ class RangeProgram:
     def _bounded(
         self,
         bucket: Tuple[int, ...],
-        program: Tuple[Any, List[List[int]]],
+        program: Compiled,
         shapes: Tuple[Tuple[int, ...], ...],
         on_error: Callable[[Exception], Exception],
         on_invalid: Optional[Callable[[Sequence[Tuple[int, ...]]], Exception]],
@@ -614,13 +685,13 @@ class RangeProgram:
         """A launcher of `bucket`'s bounded `program` for input shapes `shapes`."""
         inner = self._bucket_launchers.get(bucket)
         if inner is None:
-            inner = self._bucket_launchers[bucket] = _xla.Launcher(program[0], on_error)
+            inner = self._bucket_launchers[bucket] = _xla.Launcher(program.executable, on_error, extra=program.copies)
         launcher = BoundedLauncher(
             inner,
             self.bucket_shapes(bucket),
             shapes,
             self.dynamic_dims,
-            program[1],
+            program.out_dims,
             platform(self.device),
             self.device.index,
             on_invalid,
@@ -636,6 +707,10 @@ def _valid(module_bytes: bytes, shapes: List[Tuple[int, ...]]) -> bool:
     except Exception:
         return False
     return True
+
+
+def _as_is(e: Exception) -> Exception:
+    return e
 
 
 def _first_line(e: Exception) -> str:

@@ -21,6 +21,8 @@ class Job:
     runtime: str = "classic"  # the XLA:CPU runtime that compiles it (``cpu_plan.runtime``)
     out_dims: List[List[int]] = field(default_factory=list)  # each output's padded dims (``bounded_markers``)
     rows: bool = False  # a bounded program whose rows are independent: static at its bounds (``independent_rows``)
+    fixed: int = -1  # the first baked-in argument (the rest are the caller's inputs); -1: not known
+    transposed: List[int] = field(default_factory=list)  # arguments read as transposed copies (``transposed_weights``)
 
 
 def always(job: Job) -> bool:

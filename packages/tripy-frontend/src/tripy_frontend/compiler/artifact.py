@@ -12,12 +12,14 @@ A zip archive (stored, not compressed) holding:
   fingerprint they were made for in the header (``tripy_backend.SavedCode``): ``compiled/static.bin``,
   the program of a static executable; ``compiled/<i>.bin``, the bounded programs covering the declared
   ranges (see ``tripy_backend.ranges``); ``compiled/specialization/<i>.bin``, the programs compiled for
-  single input shapes. A loader on the same compiler and host uses them instead of compiling; on
-  another, it compiles from the StableHLO.
+  single input shapes; ``compiled/with-copies/<i>.bin``, the bounded programs that read copies of
+  transposed weights (``tripy_backend.passes.transposed_weights``: their ``compiled/<i>.bin`` is empty),
+  and ``compiled/copier/<i>.bin``, the programs that make those copies. A loader on the same compiler and
+  host uses them instead of compiling; on another, it compiles from the StableHLO.
 
 The compiled code was added without a new format version: its header entries are optional, so a file
 without them loads (compiling), and an older tripy reading a newer file ignores what it does not know
-(the static program and specializations) and compiles.
+(the static program, specializations, programs that read copies and their copiers) and compiles.
 
 Reading validates everything (archive integrity, header schema, checksums, sizes, the program and its
 signature against the header) before anything is built, so a bad file never half-loads.
@@ -240,16 +242,27 @@ def _compiled_header(code: SavedCode, members: Dict[str, bytes]) -> Dict[str, An
         members[name] = data
         return {"member": name, "size": len(data), "sha256": _sha256(data), **meta}
 
+    def program(
+        i: int, bucket: List[int], out_dims: List[List[int]], data: bytes, transposed: List[int]
+    ) -> Dict[str, Any]:
+        if not transposed:
+            return add(f"compiled/{i}.bin", data, bucket=list(bucket), out_dims=out_dims)
+        # (a program that reads copies of transposed weights: its own entry is empty, so that a tripy that does
+        # not know the copies compiles the bucket from the StableHLO instead of running it without them)
+        reads = add(f"compiled/with-copies/{i}.bin", data, transposed=transposed)
+        return add(f"compiled/{i}.bin", b"", bucket=list(bucket), out_dims=out_dims, reads_copies=reads)
+
     out: Dict[str, Any] = {
         "fingerprint": code.fingerprint,
         "bounded": code.buckets is not None,
-        "programs": [
-            add(f"compiled/{i}.bin", data, bucket=list(bucket), out_dims=out_dims)
-            for i, (bucket, out_dims, data) in enumerate(code.buckets or [])
-        ],
+        "programs": [program(i, *saved) for i, saved in enumerate(code.buckets or [])],
         "specializations": [
             add(f"compiled/specialization/{i}.bin", data, shapes=shapes)
             for i, (shapes, data) in enumerate(code.specializations)
+        ],
+        "copiers": [
+            add(f"compiled/copier/{i}.bin", data, transposed=transposed)
+            for i, (transposed, data) in enumerate(code.copiers)
         ],
     }
     if code.static is not None:
@@ -275,8 +288,11 @@ def _read_compiled(c: Any, member: Any) -> SavedCode:
                 and _is_int_list(m.get("bucket"), 0)
                 and isinstance(m.get("out_dims"), list)
                 and all(_is_int_list(d, -1) for d in m["out_dims"])
+                and (_reads_copies(m.get("reads_copies", {"transposed": []})))
                 for m in c["programs"]
             )  # (-1: see ranges)
+            and isinstance(c.get("copiers", []), list)
+            and all(_reads_copies(m) for m in c.get("copiers", []))
             and all(
                 isinstance(m, dict)
                 and isinstance(m.get("shapes"), list)
@@ -288,20 +304,28 @@ def _read_compiled(c: Any, member: Any) -> SavedCode:
 
     if not valid():
         raise FormatError("its header has an invalid description of the compiled programs")
-    # (files from before "bounded" was recorded hold bounded programs only)
-    buckets = (
-        [(m["bucket"], m["out_dims"], member(m, f"compiled program {i}")) for i, m in enumerate(c["programs"])]
-        if c.get("bounded", True)
-        else None
-    )
+
+    def bucket(i: int, m: Dict[str, Any]) -> Tuple[List[int], List[List[int]], bytes, List[int]]:
+        if "reads_copies" in m:  # (its own entry is empty: see `_compiled_header`)
+            reads = m["reads_copies"]
+            return m["bucket"], m["out_dims"], member(reads, f"compiled program {i}"), reads["transposed"]
+        return m["bucket"], m["out_dims"], member(m, f"compiled program {i}"), []
+
     return SavedCode(
         c["fingerprint"],
         static=member(c["static"], "the compiled program") if "static" in c else None,
-        buckets=buckets,
+        # (files from before "bounded" was recorded hold bounded programs only)
+        buckets=[bucket(i, m) for i, m in enumerate(c["programs"])] if c.get("bounded", True) else None,
         specializations=[
             (m["shapes"], member(m, f"compiled specialization {i}")) for i, m in enumerate(c.get("specializations", []))
         ],
+        copiers=[(m["transposed"], member(m, f"copier {i}")) for i, m in enumerate(c.get("copiers", []))],
     )
+
+
+def _reads_copies(m: Any) -> bool:
+    """Whether `m` describes a program's copies of transposed weights: the arguments they are copies of."""
+    return isinstance(m, dict) and _is_int_list(m.get("transposed"), 0)
 
 
 def _is_int_list(v: Any, minimum: int) -> bool:

@@ -14,7 +14,9 @@ weight does in other runtimes.
 
 A transposed weight stays in the program where XLA reads the ``[out, in]`` weight as fast as an ``[in, out]``
 copy: which products those are is the backend's to say (``tripy_backend.plan.weights``), asked here with the
-trace's products, as the backend's own rules read the StableHLO module's.
+trace's products, as the backend's own rules read the StableHLO module's. A product whose rows are not static (a
+range) keeps it too: the range's small buckets read copies the backend makes in the background
+(``passes.transposed_weights``), so that ``tp.compile`` returns without evaluating them.
 
 A narrow weight (int8 that ``tp.Linear(..., quant_dtype=tp.int8)`` quantizes from stored data, or a stored
 bfloat16 weight cast to float32) is hoisted as the narrow tensor, its widening (cast, per-channel scale,
