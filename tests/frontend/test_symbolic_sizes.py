@@ -87,3 +87,25 @@ def test_a_size_is_read_once_and_a_shape_built_once_however_many_ops_need_them()
     assert built.count("DimSize") == 2 and built.count("Concatenate") == 2
     idx = np.random.randint(0, 10, (3, 5)).astype(np.int32)
     np.testing.assert_allclose(np.asarray(exe(tp.Tensor(idx))), np.tanh(np.tanh(np.tanh(table[idx]))), 1e-6)
+
+
+def test_the_lowered_program_reads_each_input_size_once():
+    # (every op that needs b or s at run time reads it from the input: FlatIRTensor.size_sources)
+    w = np.random.rand(16, 16).astype(np.float32)
+
+    def attention(x):  # [b, s, 16]
+        h = tp.softmax(x @ tp.Tensor(w), dim=-1)
+        scores = tp.softmax(h @ tp.transpose(h, 1, 2), dim=-1)  # [b, s, s]
+        return scores @ x + x * 0.5
+
+    exe = tp.compile(attention, args=[tp.InputInfo(((1, 2, 3), (1, 4, 8), 16), tp.float32)])
+    assert exe.stablehlo.count("get_dimension_size") == 2
+    x = np.random.rand(3, 5, 16).astype(np.float32)
+
+    def softmax(a):
+        e = np.exp(a - a.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    h = softmax(x @ w)
+    expected = softmax(h @ h.transpose(0, 2, 1)) @ x + x * 0.5
+    np.testing.assert_allclose(np.asarray(exe(tp.Tensor(x))), expected, rtol=1e-4, atol=1e-5)

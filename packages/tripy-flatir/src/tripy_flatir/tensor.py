@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 from tripy_flatir.device import device as Device
 from tripy_flatir.dtypes import dtype as DType
@@ -27,10 +27,23 @@ class FlatIRTensor:
     ``stack_info`` and ``reason`` tell error reports where this tensor came from in user code and,
     for tensors a lowering introduced, why the lowering introduced it. ``sizes``, where the trace filled it in
     for a lowering that asks: per dim, what the trace knows of its size, as values that compare equal for two
-    dims of the same size at run time (None: not known).
+    dims of the same size at run time (None: not known). ``size_sources``, where the trace filled it in: per dim, a
+    tensor of the function (an input) and its dim that the trace knows to have the same size at run time, which a
+    lowering reads the size from instead (None: none known), so that every read of one size is the same op.
     """
 
-    __slots__ = ("name", "shape", "dtype", "device", "producer", "stack_info", "reason", "origin", "sizes")
+    __slots__ = (
+        "name",
+        "shape",
+        "dtype",
+        "device",
+        "producer",
+        "stack_info",
+        "reason",
+        "origin",
+        "sizes",
+        "size_sources",
+    )
 
     def __init__(
         self, name: str, shape: Sequence[int], dtype: DType, device: Device, reason: Optional[str] = None
@@ -44,6 +57,7 @@ class FlatIRTensor:
         self.reason = reason  # why a lowering introduced this tensor (None for 1:1 lowerings)
         self.origin: Optional[str] = None  # the user-level operation this tensor is part of, e.g. "'+'"
         self.sizes: Optional[Sequence[Any]] = None
+        self.size_sources: Optional[Sequence[Optional[Tuple["FlatIRTensor", int]]]] = None
 
     @classmethod
     def build(cls, shape: Sequence[int], dtype: DType, device: Device, reason: Optional[str] = None) -> "FlatIRTensor":
@@ -53,7 +67,7 @@ class FlatIRTensor:
     def like(self) -> "FlatIRTensor":
         """A fresh tensor with the same name, type and metadata but no producer."""
         t = FlatIRTensor(self.name, self.shape, self.dtype, self.device, self.reason)
-        t.stack_info, t.origin, t.sizes = self.stack_info, self.origin, self.sizes
+        t.stack_info, t.origin, t.sizes, t.size_sources = self.stack_info, self.origin, self.sizes, self.size_sources
         return t
 
     @property

@@ -33,9 +33,13 @@ def constant(
 
 
 def dim_size(x: FlatIRTensor, dim: int) -> FlatIRTensor:
-    """Size of dim `dim` of x as a 1-element int32 tensor (a constant when static)."""
+    """Size of dim `dim` of x as a 1-element int32 tensor (a constant when static; read from the function's input
+    of the same size where the trace knows one, ``FlatIRTensor.size_sources``)."""
     if x.shape[dim] != DYNAMIC:
         return constant([x.shape[dim]], dtypes.int32, x.device, (1,))
+    source = x.size_sources[dim] if x.size_sources is not None else None
+    if source is not None:
+        x, dim = source
     scalar = FlatIRTensor.build((), dtypes.int32, x.device)
     GetDimensionSizeOp.build([x], [scalar], dim=dim)
     return reshape(scalar, (1,))

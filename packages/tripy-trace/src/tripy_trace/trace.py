@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.function import FlatIRFunction
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
@@ -40,8 +40,14 @@ class Trace:
     def to_flat_ir(self) -> FlatIRFunction:
         func = FlatIRFunction()
         flat: Dict[int, FlatIRTensor] = {}
+        # run-time size -> (an input of the function, its dim of that size): every read of a size is then one op
+        sources: Dict[Any, Tuple[FlatIRTensor, int]] = {}
         for t in self.inputs:
             flat[id(t)] = func.add_input(t.to_flat_ir())
+            if DYNAMIC in t.shape:
+                for d, size in enumerate(symbolic.dims(t)):
+                    if t.shape[d] == DYNAMIC:
+                        sources.setdefault(size, (flat[id(t)], d))
         for op in self.ops:
             if op.is_input or (op.is_eager_input and id(op.outputs[0]) in flat):  # (a number: eager program input)
                 continue
@@ -51,6 +57,11 @@ class Trace:
             if sum(1 for i in op.inputs if DYNAMIC in i.shape) > 1:  # (which run-time sizes are equal: broadcasts)
                 for sub, t in zip(sub_inputs, op.inputs):
                     sub.sizes = symbolic.dims(t)
+            if sources:
+                for sub, t in zip(sub_inputs, op.inputs):
+                    if DYNAMIC in t.shape:
+                        dims = symbolic.dims(t)
+                        sub.size_sources = [sources.get(s) if n == DYNAMIC else None for n, s in zip(t.shape, dims)]
             sub_outputs = [o.like() for o in outputs]
             op.to_flat_ir(sub_inputs, sub_outputs)
             origin = op.name()
