@@ -47,6 +47,7 @@ def test_small_buckets_read_copies_made_once_after_tp_compile_returns(layer, log
 
     def compile_and_wait():
         exe = compile_range(linear, wait=False)
+        check(exe, w, b, (1, 5, 13, 2, 7))  # (while the plan compiles: in stand-ins, then in buckets as they are ready)
         exe.wait()
         return exe
 
