@@ -71,6 +71,22 @@ def test_an_item_whose_work_raises_is_reported_and_the_others_still_run(monkeypa
     assert [type(r.exc_value) for r in reported] == [BrokenPipeError]
 
 
+def test_cancel_drops_the_items_not_started_and_finished_is_not_called():
+    started, release, seen, finished = threading.Event(), threading.Event(), [], threading.Event()
+
+    def work(item):
+        seen.append(item)
+        started.set()
+        release.wait(timeout=60)
+
+    jobs = background.Jobs(work, [1, 2, 3, 4], finished=finished.set, threads=1).start()
+    assert started.wait(timeout=60)
+    assert jobs.cancel() == 3 and not jobs.add([5])
+    release.set()
+    assert jobs.wait(timeout=60) and jobs.done
+    assert seen == [1] and not finished.is_set()
+
+
 def test_first_moves_an_item_ahead_of_the_others():
     order = []
     jobs = background.Jobs(order.append, ["a", "b", "c"], threads=1)

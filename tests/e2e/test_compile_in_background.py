@@ -192,6 +192,26 @@ def test_exiting_while_the_plan_compiles_neither_hangs_nor_crashes(calls):
     assert "exiting" in proc.stdout
 
 
+def test_a_dropped_executable_stops_its_plan():
+    # (`exe = tp.compile(...)` again in a loop or a notebook cell: the dropped executable's plan stops compiling,
+    # the program compiling when it is dropped excepted; in a process of its own, which counts only its compiles)
+    script = textwrap.dedent("""
+        import gc, weakref, numpy as np, tripy as tp, tripy_backend
+        gc.disable()  # (the executable goes when its last reference does: no cycle waits for the collector)
+        w = tp.Tensor(np.ones((1024, 1024), np.float32))
+        before = tripy_backend.compilation_count(background=True)
+        exe = tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+        jobs, planned, gone = exe._program.ranges._jobs, len(exe._program.ranges._missing()), weakref.ref(exe)
+        del exe
+        assert gone() is None and jobs.wait(timeout=300)
+        print(planned, tripy_backend.compilation_count(background=True) - before, flush=True)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    planned, compiled = map(int, proc.stdout.split())
+    assert planned >= 10 and compiled <= 3  # (the cover, the program compiling when it was dropped)
+
+
 def test_a_plan_logged_to_a_closed_pipe_still_completes():
     # (`TRIPY_LOG=compile python app.py 2>&1 | head`: the log's reader goes away while the plan compiles in the
     # background; its programs still compile, Executable.wait returns, and the interpreter exits)

@@ -63,6 +63,7 @@ class Jobs(Generic[T]):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._active = 0
+        self._cancelled = False  # (`cancel`: the items left are dropped, `finished` is not called)
         self._alone = True  # the first item has not finished: no other starts beside it
         count = max(1, min(len(self._items), threads or os.cpu_count() or 1))
         self._threads = [threading.Thread(target=self._run, name="tripy-compile", daemon=True) for _ in range(count)]
@@ -88,10 +89,20 @@ class Jobs(Generic[T]):
         """More items, for the threads still running; False if the jobs are stopping or their threads have ended
         (the items are not taken: start new jobs for them)."""
         with self._lock:
-            if _exiting.is_set() or self._live == 0:
+            if _exiting.is_set() or self._live == 0 or self._cancelled:
                 return False
             self._items.extend(items)
             return True
+
+    def cancel(self) -> int:
+        """Drop the items not started (those running finish; `finished` is not called); how many were dropped.
+        Does not wait: it may be called from a finalizer, on any thread."""
+        with self._lock:
+            dropped = len(self._items)
+            self._cancelled = True
+            self._items.clear()
+            self._idle.notify_all()
+        return dropped
 
     @property
     def done(self) -> bool:
@@ -146,7 +157,7 @@ class Jobs(Generic[T]):
                         if self._alone:
                             self._alone = False
                             self._idle.notify_all()
-                    if last and self._finished is not None and not _exiting.is_set():
+                    if last and self._finished is not None and not (_exiting.is_set() or self._cancelled):
                         try:
                             self._finished()
                         except Exception:

@@ -323,6 +323,16 @@ class Program:
         except TripyException:  # (a bucket's bounds that the program rejects: its other shapes run)
             pass
 
+    def stop_background(self) -> None:
+        """Its caller is gone (a dropped executable): the programs not yet compiling in the background, a range's
+        buckets and a cheap program's specializations, are not compiled (those compiling finish)."""
+        if self.ranges is not None:
+            self.ranges.stop()
+        with _LOCK:
+            jobs = self._specializing
+        if jobs is not None:
+            jobs.cancel()
+
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until every program of the declared range's plan, and every specialization compiling in the
         background, is compiled (at most `timeout` seconds); whether they are."""

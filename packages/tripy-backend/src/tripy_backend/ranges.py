@@ -283,6 +283,16 @@ class RangeProgram:
                 assert self._jobs is not None  # (new buckets, and those whose bounded program is now dropped)
                 self._jobs.add([b for b in self.buckets() if b not in before or (b in had and b not in self.programs)])
 
+    def stop(self) -> None:
+        """Compile no more of the plan in the background (its caller is gone; a program compiling finishes)."""
+        dropped = self._jobs.cancel() if self._jobs is not None else 0
+        if dropped:
+            logger.log(
+                f"[compile] {self.compiler.name}: its executable is gone: the plan's {dropped} programs left are not "
+                "compiled",
+                "compile",
+            )
+
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until every program of the plan is compiled (at most `timeout` seconds); whether they are."""
         return self._jobs is None or self._jobs.wait(timeout)

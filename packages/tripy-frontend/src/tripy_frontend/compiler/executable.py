@@ -18,6 +18,7 @@ import inspect
 import operator
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, NoReturn, Optional, Sequence, Set, Tuple, TypeVar
 
 from tripy_backend import Program, disk_cache, kernels, memory, portable
@@ -218,8 +219,10 @@ class Executable(Generic[R]):
             self._constants,
             self._device,
             self._runs,
-            self._call_slow,
+            _slow_path(weakref.ref(self)),
         )
+        if not self._program.ready:  # (a dropped executable's plan stops compiling: see `_slow_path`)
+            weakref.finalize(self, self._program.stop_background)
 
     # ---- calling ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:
@@ -649,3 +652,17 @@ def _signature(
     # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
     returns = Tuple[tuple([Tensor] * num_outputs)] if returns_tuple else Tensor  # type: ignore[misc]
     return inspect.Signature(params, return_annotation=returns)
+
+
+def _slow_path(ref: "weakref.ref[Executable[Any]]") -> Callable[[Tuple[Any, ...], Dict[str, Any]], Any]:
+    """The executable's general call path, for its fast path to fall back to, without holding the executable: a
+    bound method there would make a reference cycle (executable, fast path, method), and a dropped executable would
+    then live until the cycle collector ran, its plan compiling in the background meanwhile (`_set_up_calls`)."""
+
+    def call_slow(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        executable = ref()
+        if executable is None:  # (only a caller that kept `exe.__call__` and dropped `exe`)
+            raise TripyException("This executable's call was kept after the executable itself was deleted.")
+        return executable._call_slow(args, kwargs)
+
+    return call_slow
