@@ -102,7 +102,7 @@ class RangeProgram:
         # (see `_rows_source`)
         self._rows_module: Optional[Tuple[int, bytes, List[List[int]]]] = None
         self._plan()
-        # bucket -> (compiled program, dynamic dims of each output); an exact bucket's program is static
+        # bucket -> its program (see `Compiled`); an exact bucket's program is static
         self.programs: Dict[Tuple[int, ...], Compiled] = {}
         self._launchers: Dict[Tuple[Tuple[int, ...], ...], Any] = {}
         self._bucket_launchers: Dict[Tuple[int, ...], Any] = {}  # each bounded bucket's, shared by its shapes
