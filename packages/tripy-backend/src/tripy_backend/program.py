@@ -231,7 +231,7 @@ class Program:
         ready: the caller may still be computing them while the programs compile)."""
         fixed = -1 if self.runtime_inputs is None else self.runtime_inputs
         ranges = RangeProgram(self.module_bytes, shapes, variables, self.compiler, fixed, constants)
-        warm = functools.partial(self._new_program, list(input_dtypes), constants)
+        warm = functools.partial(self._new_program, list(input_dtypes))
         if self._saved is not None:
             if self._saved.buckets is None:
                 logger.log(
@@ -287,32 +287,28 @@ class Program:
             "compile",
         )
 
-    def _new_program(
-        self, input_dtypes: List[Any], constants: Callable[[], Sequence[Any]], ranges: RangeProgram, bucket: Any
-    ) -> None:
+    def _new_program(self, input_dtypes: List[Any], ranges: RangeProgram, bucket: Any) -> None:
         """`bucket`'s program is ready: run it once (`_warm_up`), then tell the listeners (`on_ready`)."""
         try:
-            self._warm_up(input_dtypes, constants, ranges, bucket)
+            self._warm_up(input_dtypes, ranges, bucket)
         finally:
             self._ready()
 
-    def _warm_up(
-        self, input_dtypes: List[Any], constants: Callable[[], Sequence[Any]], ranges: RangeProgram, bucket: Any
-    ) -> None:
+    def _warm_up(self, input_dtypes: List[Any], ranges: RangeProgram, bucket: Any) -> None:
         """Run `bucket`'s program once, on zeros at its shapes (`input_dtypes`: NumPy dtypes of the runtime inputs;
-        `constants()`: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
+        ``ranges.constants()``: the fixed arguments' buffers). A compiled program's first run pays one-time costs (oneDNN sets
         up its kernels for the shapes, up to tens of milliseconds) that belong to tp.compile, not to the first
         request at a size. Not a program that XLA's cost analysis says does more than ``range_plan.WARM_FLOPS`` of
         work (one whose cost it cannot tell runs)."""
         try:
-            fixed = constants()
+            fixed = ranges.constants()
         except Exception:  # (the caller's to report: tp.compile raises the error of evaluating its baked-in data)
             return
         if len(input_dtypes) + len(fixed) != len(ranges.shapes):
             return  # (no inputs to run it on: a caller that only compiles)
         with ranges.lock:
             compiled = ranges.programs.get(bucket)
-        work = None if compiled is None else _xla.costs(compiled[0])[0]
+        work = None if compiled is None else _xla.costs(compiled.executable)[0]
         if compiled is None or (work is not None and work > range_plan.WARM_FLOPS):
             return
         shapes = ranges.bucket_shapes(bucket)

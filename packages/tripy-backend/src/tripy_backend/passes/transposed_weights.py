@@ -7,10 +7,11 @@ decide here, with the same rules (``cpu_plan.keeps_transposed_weight``) asked fo
 call (``Job.lows``: a bucket of bound 32 runs 17 to 32 rows; GPT-2 small at 17 tokens in it took 1.6x the time of a
 program for exactly 17 with the weights as stored, 1.4x with copies; the range's cover, which ``tp.compile`` waits
 for, is asked at its bounds). A bucket of many rows reads the weight as stored, as fast as a copy, and needs none,
-so that the cover of a wide range compiles without waiting for copies. In a bucket of fewer rows, each ``transpose`` of a baked-in argument (``Job.fixed`` on) that a
-product reads becomes a new argument after all the others, of the transposed type; ``Job.transposed`` lists the
-arguments whose copies it takes, in order. ``ranges.RangeProgram`` makes the copies once (``transposes``: a program
-of the transposes alone) and its launchers pass them."""
+so that the cover of a wide range compiles without waiting for copies. In a bucket of fewer rows, each
+``transpose`` of a baked-in argument (``Job.fixed`` on) that a product reads becomes a new argument after all the
+others, of the transposed type; ``Job.transposed`` lists the arguments whose copies it takes, in order.
+``ranges.RangeProgram`` makes the copies once (with `copies_module`, a program of the transposes alone) and its
+launchers pass them."""
 
 from __future__ import annotations
 
