@@ -109,3 +109,38 @@ def test_the_lowered_program_reads_each_input_size_once():
     h = softmax(x @ w)
     expected = softmax(h @ h.transpose(0, 2, 1)) @ x + x * 0.5
     np.testing.assert_allclose(np.asarray(exe(tp.Tensor(x))), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_lowering_builds_each_size_read_and_shape_vector_once(monkeypatch):
+    # (tripy_trace.lowering.shared_shapes: the ops ask for the same sizes and shape vectors again and again; each is
+    # built once, not built and then dropped by FlatIRFunction._shared)
+    from tripy_flatir.ops.concatenate import ConcatenateOp
+    from tripy_flatir.ops.get_dimension_size import GetDimensionSizeOp
+
+    built = {GetDimensionSizeOp: 0, ConcatenateOp: 0}
+
+    def counting(cls, inputs, outputs, **attrs):
+        if cls in built:
+            built[cls] += 1
+        op = cls(list(inputs), list(outputs), **attrs)
+        for out in op.outputs:
+            out.producer = op
+        return op
+
+    w = np.random.rand(16, 16).astype(np.float32)
+
+    def layers(x):  # [b, s, 16]: each op broadcasts against the run-time shape
+        for _ in range(4):
+            x = tp.tanh(x @ tp.Tensor(w) + x * 0.5 - 1.0)
+        return x
+
+    for cls in built:
+        monkeypatch.setattr(cls, "build", classmethod(counting))
+    exe = tp.compile(layers, args=[tp.InputInfo(((1, 2, 3), (1, 4, 8), 16), tp.float32)])
+    assert built[GetDimensionSizeOp] == 2  # b and s, once each
+    assert built[ConcatenateOp] == exe.stablehlo.count("stablehlo.concatenate")
+    x = np.random.rand(3, 5, 16).astype(np.float32)
+    expected = x
+    for _ in range(4):
+        expected = np.tanh(expected @ w + expected * 0.5 - 1.0)
+    np.testing.assert_allclose(np.asarray(exe(tp.Tensor(x))), expected, rtol=1e-5, atol=1e-5)

@@ -6,7 +6,9 @@ Static dims lower to static StableHLO; dims only known at run time (``-1``) lowe
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import contextlib
+import contextvars
+from typing import Any, Dict, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -24,37 +26,95 @@ from tripy_flatir.ops.select import SelectOp
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
 
 
+class _Built:
+    """The shape arithmetic one function's lowering has built (see `shared_shapes`): what computes it -> its result,
+    and the ids of those results."""
+
+    def __init__(self) -> None:
+        self.by_key: Dict[Any, FlatIRTensor] = {}
+        self.ids: set = set()
+
+
+_built: contextvars.ContextVar[Optional[_Built]] = contextvars.ContextVar("built", default=None)
+SMALL_CONSTANT = 16  # elements: constants up to this size (shape arithmetic's) are built once per function
+
+
+@contextlib.contextmanager
+def shared_shapes() -> Iterator[None]:
+    """Within it (the lowering of one function, ``Trace.to_flat_ir``), each size read from a function input, small
+    constant and shape vector of them is built once and given to every op that asks for it: a dynamic program's
+    ops ask for the same ones again and again (GPT-2 small over a range of lengths: ~3000 of the ~4800 ops its
+    lowering built were such repeats, which the function then dropped, see ``FlatIRFunction._shared``)."""
+    token = _built.set(_Built())
+    try:
+        yield
+    finally:
+        _built.reset(token)
+
+
+def _shared(key: Any, build: Any) -> FlatIRTensor:
+    """`build()`'s tensor, built once per key within `shared_shapes` (every time outside it)."""
+    built = _built.get()
+    if built is None:
+        return build()
+    out = built.by_key.get(key)
+    if out is None:
+        out = built.by_key[key] = build()
+        built.ids.add(id(out))
+    return out
+
+
 def constant(
     value: Any, dtype: Any, device: Any, shape: Sequence[int] = (), reason: Optional[str] = None
 ) -> FlatIRTensor:
-    out = FlatIRTensor.build(shape, dtype, device, reason)
-    ConstantOp.build([], [out], data=np.asarray(value, dtype=dtype.numpy_dtype))
-    return out
+    data = np.asarray(value, dtype=dtype.numpy_dtype)
+
+    def build() -> FlatIRTensor:
+        out = FlatIRTensor.build(shape, dtype, device, reason)
+        ConstantOp.build([], [out], data=data)
+        return out
+
+    if reason is not None or data.size > SMALL_CONSTANT or len(shape) > 1:
+        return build()
+    return _shared(("constant", dtype, device, tuple(shape), data.tobytes()), build)
 
 
 def dim_size(x: FlatIRTensor, dim: int) -> FlatIRTensor:
     """Size of dim `dim` of x as a 1-element int32 tensor (a constant when static; read from the function's input
-    of the same size where the trace knows one, ``FlatIRTensor.size_sources``)."""
+    of the same size where the trace knows one, ``FlatIRTensor.size_sources``: once per function, see
+    `shared_shapes`)."""
     if x.shape[dim] != DYNAMIC:
         return constant([x.shape[dim]], dtypes.int32, x.device, (1,))
     source = x.size_sources[dim] if x.size_sources is not None else None
-    if source is not None:
-        x, dim = source
-    scalar = FlatIRTensor.build((), dtypes.int32, x.device)
-    GetDimensionSizeOp.build([x], [scalar], dim=dim)
-    return reshape(scalar, (1,))
+
+    def build() -> FlatIRTensor:
+        scalar = FlatIRTensor.build((), dtypes.int32, x.device)
+        GetDimensionSizeOp.build([x], [scalar], dim=dim)
+        return reshape(scalar, (1,))
+
+    if source is None:  # (`x` may be an op's own input here, which the function renames when it takes the op in)
+        return build()
+    x, dim = source
+    return _shared(("size", id(x), dim), build)
 
 
 def concat_dims(parts: Sequence[FlatIRTensor], device: Any) -> FlatIRTensor:
-    """Concatenate 1-D int32 tensors into one shape tensor."""
+    """Concatenate 1-D int32 tensors into one shape tensor (once per function for parts built once, see
+    `shared_shapes`)."""
     if not parts:
         return constant(np.zeros((0,), np.int32), dtypes.int32, device, (0,))
     if len(parts) == 1:
         return parts[0]
-    total = sum(p.shape[0] for p in parts)
-    out = FlatIRTensor.build((total,), dtypes.int32, device)
-    ConcatenateOp.build(list(parts), [out], dim=0)
-    return out
+
+    def build() -> FlatIRTensor:
+        out = FlatIRTensor.build((sum(p.shape[0] for p in parts),), dtypes.int32, device)
+        ConcatenateOp.build(list(parts), [out], dim=0)
+        return out
+
+    built = _built.get()
+    if built is None or not all(id(p) in built.ids for p in parts):
+        return build()
+    return _shared(("concatenate", tuple(map(id, parts))), build)
 
 
 def shape_of(x: FlatIRTensor) -> FlatIRTensor:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from tripy_flatir.function import FlatIRFunction
 from tripy_flatir.tensor import DYNAMIC, FlatIRTensor
-from tripy_trace import symbolic
+from tripy_trace import lowering, symbolic
 from tripy_trace.ops.base import BaseTraceOp
 from tripy_trace.tensor import TraceTensor
 
@@ -38,6 +38,10 @@ class Trace:
         return "\n".join(lines)
 
     def to_flat_ir(self) -> FlatIRFunction:
+        with lowering.shared_shapes():
+            return self._to_flat_ir()
+
+    def _to_flat_ir(self) -> FlatIRFunction:
         func = FlatIRFunction()
         flat: Dict[int, FlatIRTensor] = {}
         # run-time size -> (an input of the function, its dim of that size): every read of a size is then one op
