@@ -52,9 +52,10 @@ def test_a_torch_model_profile_names_its_module_lines(imported):
     exe = tp.compile(model, args=model.input_infos)
     prof = tp.profile(exe, x, calls=3)
     _per_op(prof)
-    top = prof.rows()[0]
-    assert top.where.file == __file__ and top.where.line == BIG_LINE, str(prof)
-    assert "DotOp" in top.tripy_ops and top.where.code.strip() == "big = small @ self.w"
+    # (located, not ranked: under load the small line's fusion can take longer than the matmul)
+    (big,) = [r for r in prof.rows() if r.where.line == BIG_LINE]
+    assert big.where.file == __file__, str(prof)
+    assert "DotOp" in big.tripy_ops and big.where.code.strip() == "big = small @ self.w"
     assert f"{__file__}:{BIG_LINE}  big = small @ self.w" in str(prof)
     # nn.Linear's F.linear is PyTorch's own code: its ops count at the model's line that called the layer
     assert {r.where.line for r in prof.rows()} == {SMALL_LINE, BIG_LINE, HEAD_LINE}, str(prof)
@@ -65,7 +66,10 @@ def test_a_torch_model_evaluated_eagerly_is_located_too(imported):
     model, x = imported
     prof = tp.profile(model, x, calls=2)
     _per_op(prof)
-    assert prof.rows()[0].where.line == BIG_LINE and {r.where.file for r in prof.rows()} == {__file__}
+    assert {r.where.file for r in prof.rows()} == {__file__}
+    assert {r.where.line for r in prof.rows()} == {SMALL_LINE, BIG_LINE, HEAD_LINE}, str(prof)
+    (big,) = [r for r in prof.rows() if r.where.line == BIG_LINE]
+    assert big.tripy_ops == ["DotOp"], str(prof)
 
 
 def test_the_graphs_show_the_torch_lines(imported, tmp_path):
