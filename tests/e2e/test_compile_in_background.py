@@ -192,15 +192,24 @@ def test_exiting_while_the_plan_compiles_neither_hangs_nor_crashes(calls):
     assert "exiting" in proc.stdout
 
 
-def test_a_dropped_executable_stops_its_plan():
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        ("lambda x: x @ w", "[x]"),
+        ('lambda xs: xs["x"] @ w', '[{"x": x}]'),  # (inputs in a dict: a call flattens them first)
+    ],
+    ids=["plain", "nested"],
+)
+def test_a_dropped_executable_stops_its_plan(func, args):
     # (`exe = tp.compile(...)` again in a loop or a notebook cell: the dropped executable's plan stops compiling,
     # the program compiling when it is dropped excepted; in a process of its own, which counts only its compiles)
-    script = textwrap.dedent("""
+    script = textwrap.dedent(f"""
         import gc, weakref, numpy as np, tripy as tp, tripy_backend
         gc.disable()  # (the executable goes when its last reference does: no cycle waits for the collector)
         w = tp.Tensor(np.ones((1024, 1024), np.float32))
         before = tripy_backend.compilation_count(background=True)
-        exe = tp.compile(lambda x: x @ w, args=[tp.InputInfo(((1, 8, 64), 1024), tp.float32)])
+        x = tp.InputInfo(((1, 8, 64), 1024), tp.float32)
+        exe = tp.compile({func}, args={args})
         jobs, planned, gone = exe._program.ranges._jobs, len(exe._program.ranges._missing()), weakref.ref(exe)
         del exe
         assert gone() is None and jobs.wait(timeout=300)

@@ -6,7 +6,7 @@ The call path is the hot path of compiled mode, so everything that does not depe
 once when the executable is made; a call does a few comparisons per input and one program launch.
 
 The whole class is here: what a call runs (the fast path that ``fast_call.py`` generates, ``_call_sharded``,
-or ``_call_nested`` in front of the fast path), ``stream``, ``save`` and ``load``. Helpers, by job:
+or ``_nested_call`` in front of the fast path), ``stream``, ``save`` and ``load``. Helpers, by job:
 ``backend_program.py`` compiles the program, ``saved_file.py`` opens a saved file, ``input_info.py``
 reports an argument that does not fit.
 """
@@ -109,9 +109,8 @@ class Executable(Generic[R]):
     # signature is here needs no per-dim checks: one dict lookup replaces them.
     _runs: Runs
     # What `exe(...)` runs (an API boundary, see tracebacks.py): the generated fast path (see fast_call),
-    # or _call_sharded, or _call_nested in front of the fast path (_flat_call).
+    # or _call_sharded, or a _nested_call in front of the fast path.
     _call: Callable[..., Any]
-    _flat_call: Callable[..., Any]
     _nesting: Optional[Nesting]  # the structures (lists, tuples, dicts) the runtime inputs come in, if any
     _hints: Tuple[str, ...]  # added to the report of a call with the wrong inputs (see tp.compile)
     _stream: Optional[Stream]
@@ -191,7 +190,7 @@ class Executable(Generic[R]):
         self.__signature__ = _signature(self._names, self._infos, len(self._outputs), returns_tuple)
         self._nesting = nesting
         if nesting is not None:  # (the structures are flattened in front of the fast path)
-            self._flat_call, self._call = self._call, self._call_nested
+            self._call = _nested_call(self._call, nesting)
             self.__signature__ = nesting.signature
         return self
 
@@ -325,12 +324,6 @@ class Executable(Generic[R]):
             strip_tripy_frames(e)
             raise
         return tensors if self._returns_tuple else tensors[0]
-
-    def _call_nested(self, *args: Any, **kwargs: Any) -> Any:
-        """A call with the runtime inputs inside the structures they were compiled with: their leaves, in
-        order, go to the fast path."""
-        assert self._nesting is not None
-        return self._flat_call(*self._nesting.leaves(args, kwargs))
 
     def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
         """Order positional and keyword arguments as the executable's inputs (the slow path)."""
@@ -652,6 +645,16 @@ def _signature(
     # (as nvtripy: Tuple[Tensor, Tensor] for a function returning a tuple or list of two tensors)
     returns = Tuple[tuple([Tensor] * num_outputs)] if returns_tuple else Tensor  # type: ignore[misc]
     return inspect.Signature(params, return_annotation=returns)
+
+
+def _nested_call(flat_call: Callable[..., Any], nesting: Nesting) -> Callable[..., Any]:
+    """A call with the runtime inputs inside the structures they were compiled with: their leaves, in order, go to
+    `flat_call` (the fast path). Not a bound method, for the reason `_slow_path` gives."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return flat_call(*nesting.leaves(args, kwargs))
+
+    return call
 
 
 def _slow_path(ref: "weakref.ref[Executable[Any]]") -> Callable[[Tuple[Any, ...], Dict[str, Any]], Any]:
