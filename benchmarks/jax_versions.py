@@ -6,15 +6,16 @@
 
 Each round runs one child process per environment (alternating which goes first), and each child measures the
 same tripy workloads in itself: compile times (GPT-2 small forward at T=128; the same model for every
-sequence length 1..1024: until ``tp.compile`` returns and until its whole plan is ready; a new eager 10-op graph) and per-call times (GPT-2 forward, KV-cache generation,
-ResNet-18 at batch 1, the eager 10-op loop, a compiled call on tiny inputs). The table gives the medians over
+sequence length 1..1024, until ``tp.compile`` returns and until its whole plan is ready; a new eager 10-op
+graph) and per-call times (GPT-2 forward, KV-cache generation, ResNet-18 at batch 1, the eager 10-op loop, a
+compiled call on tiny inputs). The table gives the medians over
 rounds and newest / 0.6.2. With ``--peers`` (a Python with torch and onnxruntime, from
 ``benchmarks/peers/setup.sh``), ONNX Runtime's session creation for the same GPT-2 is measured too: the
 reference for ``tp.compile``.
 
 Targets (the issue that moved to the newest XLA): GPT-2 ``tp.compile`` within 1.2x of ONNX Runtime's session
-creation; the eager cache miss at 15 ms or less; the 1..1024 range's whole plan at 25 s or less; no per-call workload
-more than 5% slower than on 0.6.2.
+creation; the eager cache miss at 15 ms or less; the 1..1024 range's whole plan at 25 s or less; no per-call
+workload more than 5% slower than on 0.6.2.
 """
 
 from __future__ import annotations

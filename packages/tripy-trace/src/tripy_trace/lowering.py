@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any, Dict, Iterator, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set
 
 import numpy as np
 
@@ -32,7 +32,7 @@ class _Built:
 
     def __init__(self) -> None:
         self.by_key: Dict[Any, FlatIRTensor] = {}
-        self.ids: set = set()
+        self.ids: Set[int] = set()
 
 
 _built: contextvars.ContextVar[Optional[_Built]] = contextvars.ContextVar("built", default=None)
@@ -52,7 +52,7 @@ def shared_shapes() -> Iterator[None]:
         _built.reset(token)
 
 
-def _shared(key: Any, build: Any) -> FlatIRTensor:
+def _shared(key: Any, build: Callable[[], FlatIRTensor]) -> FlatIRTensor:
     """`build()`'s tensor, built once per key within `shared_shapes` (every time outside it)."""
     built = _built.get()
     if built is None:
